@@ -1,0 +1,1 @@
+# bench/: side-by-side comparison against Open MPI and MPICH (issue 5).

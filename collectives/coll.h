@@ -1,0 +1,72 @@
+/*
+ * coll.h - how a collective algorithm plugs into rcoll.
+ *
+ * Every algorithm is a nonblocking state machine: one progress() function, a
+ * switch on task->phase (which starts at 0), keeping whatever else it needs in
+ * its own small struct inside task->alg_state.  progress() never blocks: it
+ * posts point-to-point operations with rcoll_task_send()/rcoll_task_recv(),
+ * returns RCOLL_INPROGRESS, and is called again by the progress engine; once
+ * rcoll_task_test() says the posted operations are done it moves on.  It
+ * returns RCOLL_OK when the collective is complete on this rank, or an error.
+ *
+ * The rank arithmetic (peers of step k, block bounds) lives in pure functions
+ * in the algorithm's file so unit tests can call them directly.
+ *
+ * Arguments reach the algorithm already validated, with count > 0 and
+ * task->args.sendbuf resolved: for in-place calls sendbuf == recvbuf.
+ */
+#ifndef RCOLL_COLL_H
+#define RCOLL_COLL_H
+
+#include "rcoll.h"
+#include "status.h"
+
+typedef struct rcoll_request rcoll_task_t;   /* a collective in flight */
+
+typedef enum {
+    RCOLL_COLL_ALLREDUCE,
+    RCOLL_COLL_BCAST,
+    RCOLL_COLL_BARRIER,
+    RCOLL_COLL_REDUCE,
+    RCOLL_COLL_ALLGATHER,
+    RCOLL_COLL_REDUCE_SCATTER,
+    RCOLL_COLL_LAST
+} rcoll_coll_type_t;
+
+typedef struct rcoll_coll_args {
+    rcoll_coll_type_t type;
+    const void       *sendbuf;   /* == recvbuf when in place */
+    void             *recvbuf;   /* bcast: the buffer */
+    size_t            count;     /* allgather / reduce_scatter: per rank */
+    rcoll_datatype_t  dtype;
+    rcoll_op_t        op;
+    int               root;
+    int               in_place;
+} rcoll_coll_args_t;
+
+typedef struct rcoll_alg {
+    const char        *name;     /* as given to RCOLL_<COLL>_ALGORITHM */
+    rcoll_coll_type_t  coll;
+    rcoll_status_t   (*progress)(rcoll_task_t *task);
+} rcoll_alg_t;
+
+/* Each collective's algorithm table, ended by NULL. */
+extern const rcoll_alg_t *const rcoll_allreduce_algs[];
+extern const rcoll_alg_t *const rcoll_bcast_algs[];
+extern const rcoll_alg_t *const rcoll_barrier_algs[];
+extern const rcoll_alg_t *const rcoll_reduce_algs[];
+extern const rcoll_alg_t *const rcoll_allgather_algs[];
+extern const rcoll_alg_t *const rcoll_reduce_scatter_algs[];
+
+const char *rcoll_coll_name(rcoll_coll_type_t coll);       /* "allreduce" */
+const rcoll_alg_t *const *rcoll_coll_algs(rcoll_coll_type_t coll);
+const rcoll_alg_t *rcoll_alg_find(rcoll_coll_type_t coll, const char *name);
+
+/*
+ * The selector: choose the algorithm for a task (a forced one from
+ * RCOLL_<COLL>_ALGORITHM if set).  Returns NULL with an error logged if a
+ * forced name is unknown.
+ */
+const rcoll_alg_t *rcoll_select(rcoll_task_t *task);
+
+#endif

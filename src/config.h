@@ -1,0 +1,91 @@
+/*
+ * config.h - every RCOLL_* setting, resolved once per context.
+ *
+ * Each module owns a table of rcoll_config_entry_t {name, default, doc,
+ * parser, offset into rcoll_config_t}; rcoll_config_tables[] in config.c lists
+ * the tables.  rcoll_info prints them with their current values and the README
+ * table is generated from them (tools/rcoll_info --markdown), so the two never
+ * drift.  Values come from, in order of precedence: the config array passed to
+ * rcoll_init(), the environment, the default.
+ */
+#ifndef RCOLL_CONFIG_H
+#define RCOLL_CONFIG_H
+
+#include <stddef.h>
+#include "rcoll.h"
+
+#define RCOLL_CONFIG_STR_MAX 256
+
+typedef struct rcoll_config {
+    /* core */
+    int      log_level;            /* RCOLL_LOG_LEVEL */
+    double   timeout;              /* RCOLL_TIMEOUT, seconds; 0 = wait forever */
+    size_t   eager_limit;          /* RCOLL_EAGER_LIMIT, bytes */
+    unsigned spin_count;           /* RCOLL_SPIN_COUNT: idle polls before sched_yield */
+    char     transport[RCOLL_CONFIG_STR_MAX];   /* RCOLL_TRANSPORT: auto|ucx|verbs */
+    /* algorithm choice; "" = let the selector choose */
+    char     allreduce_alg[RCOLL_CONFIG_STR_MAX];
+    char     bcast_alg[RCOLL_CONFIG_STR_MAX];
+    char     barrier_alg[RCOLL_CONFIG_STR_MAX];
+    char     reduce_alg[RCOLL_CONFIG_STR_MAX];
+    char     allgather_alg[RCOLL_CONFIG_STR_MAX];
+    char     reduce_scatter_alg[RCOLL_CONFIG_STR_MAX];
+    char     tune_file[RCOLL_CONFIG_STR_MAX];  /* RCOLL_TUNE_FILE */
+    size_t   segment_size;         /* RCOLL_SEGMENT_SIZE: pipelining unit */
+    /* verbs */
+    char     net_devices[RCOLL_CONFIG_STR_MAX]; /* RCOLL_NET_DEVICES: dev:port[,...] */
+    int      ib_gid_index;         /* RCOLL_IB_GID_INDEX, -1 = choose */
+    char     verbs_cm[RCOLL_CONFIG_STR_MAX];    /* RCOLL_VERBS_CM: auto|rdmacm|oob */
+    int      rcache;               /* RCOLL_RCACHE: 0/1 */
+    size_t   rcache_max;           /* RCOLL_RCACHE_MAX: bytes */
+    /* shared memory */
+    int      shm;                  /* RCOLL_SHM: 0/1 */
+} rcoll_config_t;
+
+typedef enum {
+    RCOLL_CONFIG_INT,      /* int */
+    RCOLL_CONFIG_UINT,     /* unsigned */
+    RCOLL_CONFIG_SIZE,     /* size_t; accepts k/K/m/M/g/G suffixes (powers of 1024) */
+    RCOLL_CONFIG_DOUBLE,   /* double */
+    RCOLL_CONFIG_BOOL,     /* int 0/1; accepts 0/1/y/n/yes/no/true/false/on/off */
+    RCOLL_CONFIG_STRING,   /* char[RCOLL_CONFIG_STR_MAX] */
+    RCOLL_CONFIG_LOGLEVEL, /* int; error|warn|info|debug|trace */
+    RCOLL_CONFIG_ENUM      /* char[]; one of the '|'-separated words in 'choices' */
+} rcoll_config_type_t;
+
+typedef struct rcoll_config_entry {
+    const char          *name;     /* without the RCOLL_ prefix, e.g. "EAGER_LIMIT" */
+    const char          *defval;   /* default, as text */
+    const char          *doc;      /* one line for the table */
+    rcoll_config_type_t  type;
+    size_t               offset;   /* offsetof(rcoll_config_t, field) */
+    const char          *choices;  /* RCOLL_CONFIG_ENUM: "auto|ucx|verbs" */
+} rcoll_config_entry_t;
+
+/* The tables, each ended by an entry with name == NULL; the list ends with NULL. */
+extern const rcoll_config_entry_t *const rcoll_config_tables[];
+
+/*
+ * Resolve every entry: overrides (NULL or "KEY=VALUE" strings ended by NULL,
+ * KEY with or without the RCOLL_ prefix), then the environment, then the
+ * default.  Fails with RCOLL_ERR_INVALID_ARG (and logs which variable and why)
+ * on a bad value or an unknown override key.  Warns about RCOLL_* environment
+ * variables that are not in any table (likely typos).
+ */
+rcoll_status_t rcoll_config_load(const char *const *overrides, rcoll_config_t *cfg);
+
+/* Parse one value into cfg; errbuf gets a reason on failure. */
+rcoll_status_t rcoll_config_set(rcoll_config_t *cfg, const rcoll_config_entry_t *e,
+                                const char *value, char *errbuf, size_t errlen);
+
+/* Format an entry's current value in cfg as text. */
+void rcoll_config_format(const rcoll_config_t *cfg, const rcoll_config_entry_t *e,
+                         char *buf, size_t len);
+
+/* Find an entry by name ("RCOLL_X" or "X"); NULL if unknown. */
+const rcoll_config_entry_t *rcoll_config_find(const char *name);
+
+/* Parse a size with an optional k/m/g suffix; returns 0 on success. */
+int rcoll_parse_size(const char *s, size_t *out);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * wire.h - the header of every message between ranks.
+ *
+ * Fixed 40-byte little-endian layout, encoded and decoded field by field so
+ * that no struct padding or host byte order leaks onto the wire:
+ *   off size field
+ *     0    1 type      EAGER | RTR | FIN
+ *     1    1 version   RCOLL_WIRE_VERSION
+ *     2    2 rkey_len  RTR: bytes of packed remote key after the header
+ *     4    4 seq       collective sequence number on the communicator
+ *     8    8 comm_id   communicator id
+ *    16    4 step      message tag within the collective
+ *    20    4 src       sender's rank in the communicator (for diagnostics)
+ *    24    8 len       EAGER: payload bytes after the header; RTR: bytes of
+ *                      the advertised region; FIN: bytes written
+ *    32    8 addr      RTR: address of the advertised region
+ */
+#ifndef RCOLL_WIRE_H
+#define RCOLL_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "rcoll.h"
+
+#define RCOLL_WIRE_VERSION  1
+#define RCOLL_WIRE_HDR_SIZE 40
+
+typedef enum {
+    RCOLL_MSG_EAGER = 1,   /* header + payload */
+    RCOLL_MSG_RTR   = 2,   /* ready to receive: header + packed rkey */
+    RCOLL_MSG_FIN   = 3    /* the rendezvous write is complete */
+} rcoll_msg_type_t;
+
+typedef struct rcoll_wire_hdr {
+    uint8_t  type;
+    uint8_t  version;
+    uint16_t rkey_len;
+    uint32_t seq;
+    uint64_t comm_id;
+    uint32_t step;
+    uint32_t src;
+    uint64_t len;
+    uint64_t addr;
+} rcoll_wire_hdr_t;
+
+/* Write hdr into buf (RCOLL_WIRE_HDR_SIZE bytes). */
+void rcoll_wire_encode(const rcoll_wire_hdr_t *hdr, void *buf);
+
+/*
+ * Decode and validate a received message of msg_len bytes.  On success *hdr
+ * holds the header and *body/*body_len the bytes after it.  Rejects (returns
+ * RCOLL_ERR_PROTOCOL, writes why into err) a short message, an unknown type
+ * or version, an EAGER whose len differs from the bytes present, an RTR whose
+ * rkey_len differs from the bytes present or is zero, and anything with
+ * trailing bytes where none belong.
+ */
+rcoll_status_t rcoll_wire_decode(const void *msg, size_t msg_len, rcoll_wire_hdr_t *hdr,
+                                 const void **body, size_t *body_len, char *err, size_t errlen);
+
+const char *rcoll_msg_type_name(int type);
+
+#endif

@@ -1,0 +1,11 @@
+# cmocka unit tests.  Each area keeps its own fragment.
+if HAVE_CMOCKA
+UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(UCX_CFLAGS) $(PMIX_CFLAGS) $(IBVERBS_CFLAGS)
+# -static links librcoll.a so tests can call internal (hidden) functions.
+UNIT_LDFLAGS = -static
+UNIT_LDADD = librcoll.la $(CMOCKA_LIBS) -lm
+include test/unit/core.mk
+include test/unit/reduce.mk
+include test/unit/coll.mk
+include test/unit/verbs.mk
+endif
