@@ -1,11 +1,11 @@
 # collectives/: one algorithm per file, a table per collective, the selector.
+# Each collective's folder lists its algorithm files in its own local.mk.
 librcoll_la_SOURCES += \
     collectives/coll_table.c \
-    collectives/selector.c \
-    collectives/allreduce/allreduce_recursive_doubling.c \
-    collectives/allreduce/allreduce_ring.c \
-    collectives/allreduce/allreduce_rabenseifner.c \
-    collectives/bcast/bcast_binomial.c \
-    collectives/bcast/bcast_scatter_allgather.c \
-    collectives/bcast/bcast_chain.c \
-    collectives/barrier/barrier_dissemination.c
+    collectives/selector.c
+include collectives/allreduce/local.mk
+include collectives/bcast/local.mk
+include collectives/barrier/local.mk
+include collectives/reduce/local.mk
+include collectives/allgather/local.mk
+include collectives/reduce_scatter/local.mk

@@ -1,0 +1,1 @@
+# allreduce algorithms: librcoll_la_SOURCES += collectives/allreduce/allreduce_<algorithm>.c

@@ -1,0 +1,1 @@
+# barrier algorithms: librcoll_la_SOURCES += collectives/barrier/barrier_<algorithm>.c

@@ -1,0 +1,1 @@
+# bcast algorithms: librcoll_la_SOURCES += collectives/bcast/bcast_<algorithm>.c
