@@ -199,6 +199,23 @@ int            rcoll_context_local_size(const rcoll_context_t *ctx);
  * ("RCOLL_EAGER_LIMIT" or "EAGER_LIMIT"), or NULL for an unknown name. */
 const char    *rcoll_config_get(const rcoll_context_t *ctx, const char *name);
 
+/*
+ * Change a setting at run time, e.g. ("RCOLL_ALLREDUCE_ALGORITHM", "ring").
+ * Only settings that are safe to change between collectives can be changed
+ * (algorithm choices, segment size, timeout, log level); others return
+ * RCOLL_ERR_NOT_SUPPORTED.  Every rank must make the same change between the
+ * same two collectives.  An empty value ("") for an algorithm returns the
+ * choice to the selector.
+ */
+rcoll_status_t rcoll_config_set(rcoll_context_t *ctx, const char *name, const char *value);
+
+/*
+ * The algorithms of a collective ("allreduce", "bcast", "barrier", "reduce",
+ * "allgather", "reduce_scatter"): fills names[0..max-1] and returns how many
+ * there are (-1 for an unknown collective).
+ */
+int            rcoll_algorithms(const char *collective, const char **names, int max);
+
 #ifdef __cplusplus
 }
 #endif

@@ -60,6 +60,7 @@ typedef struct rcoll_config_entry {
     rcoll_config_type_t  type;
     size_t               offset;   /* offsetof(rcoll_config_t, field) */
     const char          *choices;  /* RCOLL_CONFIG_ENUM: "auto|ucx|verbs" */
+    int                  runtime;  /* 1: may be changed by rcoll_config_set() */
 } rcoll_config_entry_t;
 
 /* The tables, each ended by an entry with name == NULL; the list ends with NULL. */
@@ -75,7 +76,7 @@ extern const rcoll_config_entry_t *const rcoll_config_tables[];
 rcoll_status_t rcoll_config_load(const char *const *overrides, rcoll_config_t *cfg);
 
 /* Parse one value into cfg; errbuf gets a reason on failure. */
-rcoll_status_t rcoll_config_set(rcoll_config_t *cfg, const rcoll_config_entry_t *e,
+rcoll_status_t rcoll_config_entry_set(rcoll_config_t *cfg, const rcoll_config_entry_t *e,
                                 const char *value, char *errbuf, size_t errlen);
 
 /* Format an entry's current value in cfg as text. */
