@@ -3,7 +3,9 @@
  * lookups, reference counts, LRU eviction under the size limit, and the
  * munmap + mmap-at-the-same-address case with real page fingerprints.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
