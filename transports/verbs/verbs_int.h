@@ -97,7 +97,8 @@ typedef struct rcoll_verbs_put {
     uint64_t                    raddr;
     uint32_t                    rkey;
     size_t                      len, posted;
-    int                         outstanding;   /* WRITEs posted, not completed */
+    int                         outstanding;   /* WRs posted, not completed */
+    int                         fenced;        /* iWARP: the closing READ is posted */
     rcoll_status_t              status;
     rcoll_verbs_rcache_entry_t *reg;
 } rcoll_verbs_put_t;
@@ -159,6 +160,7 @@ struct rcoll_tl {
     int                    nsbufs;
     uint32_t              *credit_slots;        /* [size]: peers write their freed counts */
     uint32_t              *credit_src;          /* [size]: our counts, source of the WRITEs */
+    uint32_t              *read_sink;           /* [size]: where iWARP put fences read to */
     struct ibv_mr         *credit_mr;
     rcoll_verbs_ep_t      *eps;                 /* [size] */
     int                    nbusy;               /* eps with ep->busy set */

@@ -1,7 +1,8 @@
 /*
  * verbs_mr.c - memory registrations.
  *
- * Rendezvous destinations (mem_reg with REMOTE_WRITE) are registered per
+ * Rendezvous destinations (mem_reg with REMOTE_WRITE; on iWARP also
+ * REMOTE_READ, for the writer's closing READ) are registered per
  * operation for exactly the advertised range, and mem_dereg deregisters at
  * once: after it returns the key is invalid in the device and no remote
  * write can land (a cached remote-writable registration would stay valid).
@@ -110,7 +111,9 @@ rcoll_status_t rcoll__verbs_mem_reg(rcoll_tl_t *tl, void *addr, size_t len, unsi
     if (access & RCOLL_TL_ACCESS_REMOTE_WRITE) {
         va |= IBV_ACCESS_REMOTE_WRITE;
     }
-    if (access & RCOLL_TL_ACCESS_REMOTE_READ) {
+    if ((access & RCOLL_TL_ACCESS_REMOTE_READ) ||
+        ((access & RCOLL_TL_ACCESS_REMOTE_WRITE) && tl->port.kind == RCOLL_VERBS_KIND_IWARP)) {
+        /* iWARP: the writer ends each put with a 1-byte READ of the region (verbs_put.c) */
         va |= IBV_ACCESS_REMOTE_READ;
     }
     if (len > 0) {

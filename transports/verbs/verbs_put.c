@@ -5,8 +5,12 @@
  * and logged, never posted.  The source is registered through the rcache
  * (or per put).  Large puts are split into WRITEs of at most the port's
  * max_msg_sz.  The completion runs from progress() once every WRITE has
- * completed: on RC that means the target acknowledged the data, and any
- * message sent afterwards on the same QP is processed after it.
+ * completed: on InfiniBand and RoCE an RC WRITE completes when the target
+ * has acknowledged the data.  An iWARP WRITE completes as soon as the data
+ * is handed to TCP, so on iWARP a put ends with a 1-byte RDMA READ of its
+ * last byte: the READ response comes back only after the WRITEs are placed
+ * (and an error at the target, such as a revoked key, fails the READ).
+ * Either way a message sent after the completion is processed after the data.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -79,6 +83,43 @@ rcoll_status_t rcoll__verbs_put(rcoll_tl_t *tl, int peer, const void *laddr, siz
     return RCOLL_OK;
 }
 
+static int needs_fence(const rcoll_tl_t *tl)
+{
+    return tl->port.kind == RCOLL_VERBS_KIND_IWARP;
+}
+
+static int fully_posted(const rcoll_tl_t *tl, const rcoll_verbs_put_t *p)
+{
+    return p->posted == p->len && (p->fenced || !needs_fence(tl));
+}
+
+/* iWARP: READ the last byte written, into this peer's sink slot. */
+static int post_fence(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_put_t *p)
+{
+    struct ibv_sge sge = { (uintptr_t)&tl->read_sink[ep->peer], 1, tl->credit_mr->lkey };
+    struct ibv_send_wr wr, *bad = NULL;
+    int rc;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = (uintptr_t)&p->wr;
+    wr.opcode = IBV_WR_RDMA_READ;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.wr.rdma.remote_addr = p->raddr + p->len - 1;
+    wr.wr.rdma.rkey = p->rkey;
+    rc = ibv_post_send(ep->qp, &wr, &bad);
+    if (rc != 0) {
+        rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_TRANSPORT,
+                             "ibv_post_send of the 1-byte RDMA READ closing a put failed: %s", strerror(rc));
+        return -1;
+    }
+    ep->sq_avail--;
+    p->fenced = 1;
+    p->outstanding++;
+    return 0;
+}
+
 /* Post WRITEs of queued puts, in order, while send slots last. */
 int rcoll__verbs_put_post(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
 {
@@ -88,6 +129,9 @@ int rcoll__verbs_put_post(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
 
     rcoll_list_for_each_safe(pos, tmp, &ep->puts) {
         rcoll_verbs_put_t *p = rcoll_container_of(pos, rcoll_verbs_put_t, link);
+        if (fully_posted(tl, p)) {
+            continue;
+        }
         while (p->posted < p->len) {
             size_t chunk = p->len - p->posted < chunk_max ? p->len - p->posted : chunk_max;
             struct ibv_mr *mr = p->reg->handle;
@@ -116,9 +160,15 @@ int rcoll__verbs_put_post(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
             p->posted += chunk;
             p->outstanding++;
             n++;
-            if (p->posted == p->len) {
-                ep->puts_unposted--;
+        }
+        if (!fully_posted(tl, p)) {
+            if (ep->sq_avail == 0 || post_fence(tl, ep, p) != 0) {
+                return n;
             }
+            n++;
+        }
+        if (fully_posted(tl, p)) {
+            ep->puts_unposted--;
         }
     }
     return n;
@@ -133,10 +183,8 @@ void rcoll__verbs_put_wr_done(rcoll_tl_t *tl, rcoll_verbs_put_t *p, rcoll_status
     if (status != RCOLL_OK && p->status == RCOLL_OK) {
         p->status = status;
     }
-    if (p->outstanding == 0 && (p->posted == p->len || ep->state == RCOLL_VERBS_EP_FAILED)) {
-        if (p->posted < p->len) {
-            ep->puts_unposted--;
-        }
+    /* (a failed ep's puts_unposted was reset by rcoll__verbs_ep_fail) */
+    if (p->outstanding == 0 && (fully_posted(tl, p) || ep->state == RCOLL_VERBS_EP_FAILED)) {
         rcoll_list_del(&p->link);
         rcoll_list_add_tail(&tl->done_puts, &p->link);
     }

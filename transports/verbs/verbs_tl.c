@@ -100,17 +100,18 @@ static rcoll_status_t alloc_buffers(rcoll_tl_t *tl)
     void *mem = NULL;
 
     if (posix_memalign(&mem, (size_t)page, nbufs * tl->buf_size) != 0 ||
-        posix_memalign((void **)&tl->credit_slots, (size_t)page, 8 * (size_t)tl->size) != 0) {
+        posix_memalign((void **)&tl->credit_slots, (size_t)page, 12 * (size_t)tl->size) != 0) {
         free(mem);
         rcoll_error("verbs: no memory for %zu buffers of %zu bytes", nbufs, tl->buf_size);
         return RCOLL_ERR_NO_MEMORY;
     }
     tl->bufmem = mem;
-    memset(tl->credit_slots, 0, 8 * (size_t)tl->size);
+    memset(tl->credit_slots, 0, 12 * (size_t)tl->size);
     tl->credit_src = tl->credit_slots + tl->size;
+    tl->read_sink = tl->credit_slots + 2 * (size_t)tl->size;
     tl->buf_mr = rcoll__verbs_reg(tl, tl->bufmem, nbufs * tl->buf_size, IBV_ACCESS_LOCAL_WRITE,
                                   "the message buffers");
-    tl->credit_mr = rcoll__verbs_reg(tl, tl->credit_slots, 8 * (size_t)tl->size,
+    tl->credit_mr = rcoll__verbs_reg(tl, tl->credit_slots, 12 * (size_t)tl->size,
                                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, "the credit slots");
     tl->sbufs = calloc((size_t)tl->nsbufs, sizeof(*tl->sbufs));
     if (tl->buf_mr == NULL || tl->credit_mr == NULL || tl->sbufs == NULL) {
