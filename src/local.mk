@@ -4,6 +4,7 @@ librcoll_la_SOURCES += \
     src/api.c \
     src/config.c \
     src/config_table.c \
+    src/config_api.c \
     src/context.c \
     src/bootstrap_pmix.c \
     src/comm.c \
