@@ -86,8 +86,10 @@ void rcollrun_pmix_release_aborts(void);
 int  rcollrun_resolve_program(rcollrun_opts_t *opts);
 /* Builds the base environment: ours minus launcher PMIx variables, plus -x. */
 char **rcollrun_base_env(const rcollrun_opts_t *opts);
-/* Forks rank r with environment env (consumed: freed here).  Fills r->pid and
- * r's stream fds.  Returns 0 or -1 (message printed). */
+/* Forks rank r with environment env (consumed: freed here) and waits until
+ * its execve() succeeded.  Fills r->pid and r's stream fds.  Returns 0, -1
+ * (launcher error) or 126/127 (the program cannot be executed); a message
+ * has been printed. */
 int  rcollrun_spawn_rank(const rcollrun_opts_t *opts, rcollrun_rank_t *r, char **env,
                          const void *child_sigmask);
 void rcollrun_free_env(char **env);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -175,67 +176,61 @@ oom:
     return NULL;
 }
 
-/* Async-signal-safe decimal formatting for the exec-failure message. */
-static size_t fmt_int(char *buf, int v)
-{
-    char tmp[16];
-    size_t n = 0, len = 0;
-    unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
-
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u != 0 && n < sizeof(tmp));
-    if (v < 0)
-        buf[len++] = '-';
-    while (n > 0)
-        buf[len++] = tmp[--n];
-    return len;
-}
-
 static void child_exec(const rcollrun_opts_t *o, int in_fd, int out_fd, int err_fd,
-                       char **env, const sigset_t *mask, pid_t parent,
-                       const char *failmsg, size_t faillen)
+                       int report_fd, char **env, const sigset_t *mask, pid_t parent)
 {
     static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGPIPE };
     struct sigaction dfl;
-    char num[16];
     int e;
 
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(RCOLLRUN_EXIT_INTERNAL);
-    if ((in_fd != 0 && dup2(in_fd, 0) < 0) || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+    if ((in_fd != 0 && dup2(in_fd, 0) < 0) || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
+        e = errno;
+        (void)!write(report_fd, &e, sizeof(e));
         _exit(RCOLLRUN_EXIT_INTERNAL);
+    }
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
     for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
         sigaction(sigs[i], &dfl, NULL);
     sigprocmask(SIG_SETMASK, mask, NULL);
     execve(o->program_path, o->argv, env);
+    /* report_fd is close-on-exec: the parent reads EOF on success, errno here. */
     e = errno;
-    if (write(2, failmsg, faillen) < 0 || write(2, num, fmt_int(num, e)) < 0 ||
-        write(2, ")\n", 2) < 0)
-        _exit(e == ENOENT ? RCOLLRUN_EXIT_NOTFOUND : RCOLLRUN_EXIT_NOEXEC);
+    (void)!write(report_fd, &e, sizeof(e));
     _exit(e == ENOENT ? RCOLLRUN_EXIT_NOTFOUND : RCOLLRUN_EXIT_NOEXEC);
+}
+
+/* Waits for the child's exec: EOF on the report pipe means it succeeded.
+ * Returns 0, or the exit code after printing why the exec failed. */
+static int exec_result(const rcollrun_opts_t *o, const rcollrun_rank_t *r, int fd, pid_t pid)
+{
+    int e = 0;
+    ssize_t n;
+
+    do {
+        n = read(fd, &e, sizeof(e));
+    } while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof(e))
+        return 0;
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    rcollrun_msg("%s: cannot execute (rank %d): %s", o->program_path, r->rank, strerror(e));
+    return e == ENOENT ? RCOLLRUN_EXIT_NOTFOUND : RCOLLRUN_EXIT_NOEXEC;
 }
 
 int rcollrun_spawn_rank(const rcollrun_opts_t *o, rcollrun_rank_t *r, char **env,
                         const void *child_sigmask)
 {
-    int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
-    int in_fd = 0;
-    char failmsg[PATH_MAX + 96];
-    int faillen;
+    int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, rep[2] = { -1, -1 };
+    int in_fd = 0, rc = -1;
     pid_t parent = getpid(), pid;
 
-    faillen = snprintf(failmsg, sizeof(failmsg),
-                       "rcollrun: rank %d: execve(%s) failed (errno ", r->rank,
-                       o->program_path);
-    if (faillen < 0 || (size_t)faillen >= sizeof(failmsg))
-        faillen = (int)strlen(failmsg);
-    if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+    if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||
+        pipe2(rep, O_CLOEXEC) != 0) {
         rcollrun_msg("rank %d: pipe: %s", r->rank, strerror(errno));
         goto fail;
     }
@@ -254,9 +249,14 @@ int rcollrun_spawn_rank(const rcollrun_opts_t *o, rcollrun_rank_t *r, char **env
         goto fail;
     }
     if (pid == 0)
-        child_exec(o, in_fd, outp[1], errp[1], env, child_sigmask, parent, failmsg,
-                   (size_t)faillen);
+        child_exec(o, in_fd, outp[1], errp[1], rep[1], env, child_sigmask, parent);
     setpgid(pid, pid);  /* the child does it too; whichever runs first wins */
+    close(rep[1]);
+    rep[1] = -1;
+    rc = exec_result(o, r, rep[0], pid);
+    if (rc != 0)
+        goto fail;
+    close(rep[0]);
     r->pid = pid;
     r->running = true;
     close(outp[1]);
@@ -275,9 +275,11 @@ fail:
             close(outp[i]);
         if (errp[i] >= 0)
             close(errp[i]);
+        if (rep[i] >= 0)
+            close(rep[i]);
     }
     if (in_fd > 0)
         close(in_fd);
     rcollrun_free_env(env);
-    return -1;
+    return rc;
 }

@@ -300,8 +300,10 @@ static int loop(sv_t *sv, struct pollfd *pfd, rcollrun_stream_t **pstream)
     return 0;
 }
 
+/* Returns 0, or the exit code to use when not every rank could start. */
 static int spawn_all(sv_t *sv, const sigset_t *child_mask)
 {
+    int rc = RCOLLRUN_EXIT_INTERNAL;
     char **base = rcollrun_base_env(sv->o);
 
     if (base == NULL)
@@ -331,15 +333,18 @@ static int spawn_all(sv_t *sv, const sigset_t *child_mask)
             rcollrun_free_env(env);
             goto fail;
         }
-        if (rcollrun_spawn_rank(sv->o, r, env, child_mask) != 0)
+        rc = rcollrun_spawn_rank(sv->o, r, env, child_mask);
+        if (rc != 0) {
+            rc = rc > 0 ? rc : RCOLLRUN_EXIT_INTERNAL;
             goto fail;
+        }
         sv->nrunning++;
     }
     rcollrun_free_env(base);
     return 0;
 fail:
     rcollrun_free_env(base);
-    return -1;
+    return rc;
 }
 
 int rcollrun_supervise(const rcollrun_opts_t *o)
@@ -348,6 +353,7 @@ int rcollrun_supervise(const rcollrun_opts_t *o)
     sigset_t mask, old;
     struct pollfd *pfd = NULL;
     rcollrun_stream_t **pstream = NULL;
+    int rc;
 
     sigemptyset(&mask);
     sigaddset(&mask, SIGCHLD);
@@ -380,10 +386,12 @@ int rcollrun_supervise(const rcollrun_opts_t *o)
     }
     if (o->timeout_s > 0)
         sv.deadline = rcollrun_now() + o->timeout_s;
-    if (spawn_all(&sv, &old) != 0) {
-        rcollrun_msg("could not start all %d ranks; terminating the %d started", sv.n,
-                     sv.nrunning);
-        set_exit(&sv, RCOLLRUN_EXIT_INTERNAL);
+    rc = spawn_all(&sv, &old);
+    if (rc != 0) {
+        if (sv.nrunning > 0)
+            rcollrun_msg("could not start all %d ranks; terminating the %d started", sv.n,
+                         sv.nrunning);
+        set_exit(&sv, rc);
         begin_termination(&sv);
     }
     loop(&sv, pfd, pstream);
