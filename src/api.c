@@ -120,7 +120,7 @@ RCOLL_API rcoll_status_t rcoll_iallreduce(const void *sendbuf, void *recvbuf, si
 RCOLL_API rcoll_status_t rcoll_allreduce(const void *sendbuf, void *recvbuf, size_t count,
                                          rcoll_datatype_t dtype, rcoll_op_t op, rcoll_comm_t *comm)
 {
-    rcoll_request_t *req;
+    rcoll_request_t *req = NULL;
     return run_blocking(rcoll_iallreduce(sendbuf, recvbuf, count, dtype, op, comm, &req), req);
 }
 
@@ -142,7 +142,7 @@ RCOLL_API rcoll_status_t rcoll_ibcast(void *buf, size_t count, rcoll_datatype_t 
 RCOLL_API rcoll_status_t rcoll_bcast(void *buf, size_t count, rcoll_datatype_t dtype, int root,
                                      rcoll_comm_t *comm)
 {
-    rcoll_request_t *req;
+    rcoll_request_t *req = NULL;
     return run_blocking(rcoll_ibcast(buf, count, dtype, root, comm, &req), req);
 }
 
@@ -157,7 +157,7 @@ RCOLL_API rcoll_status_t rcoll_ibarrier(rcoll_comm_t *comm, rcoll_request_t **re
 
 RCOLL_API rcoll_status_t rcoll_barrier(rcoll_comm_t *comm)
 {
-    rcoll_request_t *req;
+    rcoll_request_t *req = NULL;
     return run_blocking(rcoll_ibarrier(comm, &req), req);
 }
 
@@ -187,7 +187,7 @@ RCOLL_API rcoll_status_t rcoll_ireduce(const void *sendbuf, void *recvbuf, size_
 RCOLL_API rcoll_status_t rcoll_reduce(const void *sendbuf, void *recvbuf, size_t count,
                                       rcoll_datatype_t dtype, rcoll_op_t op, int root, rcoll_comm_t *comm)
 {
-    rcoll_request_t *req;
+    rcoll_request_t *req = NULL;
     return run_blocking(rcoll_ireduce(sendbuf, recvbuf, count, dtype, op, root, comm, &req), req);
 }
 
@@ -216,7 +216,7 @@ RCOLL_API rcoll_status_t rcoll_iallgather(const void *sendbuf, void *recvbuf, si
 RCOLL_API rcoll_status_t rcoll_allgather(const void *sendbuf, void *recvbuf, size_t count,
                                          rcoll_datatype_t dtype, rcoll_comm_t *comm)
 {
-    rcoll_request_t *req;
+    rcoll_request_t *req = NULL;
     return run_blocking(rcoll_iallgather(sendbuf, recvbuf, count, dtype, comm, &req), req);
 }
 
@@ -240,7 +240,7 @@ RCOLL_API rcoll_status_t rcoll_ireduce_scatter(const void *sendbuf, void *recvbu
 RCOLL_API rcoll_status_t rcoll_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
                                               rcoll_datatype_t dtype, rcoll_op_t op, rcoll_comm_t *comm)
 {
-    rcoll_request_t *req;
+    rcoll_request_t *req = NULL;
     return run_blocking(rcoll_ireduce_scatter(sendbuf, recvbuf, recvcount, dtype, op, comm, &req), req);
 }
 
