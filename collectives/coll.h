@@ -56,6 +56,8 @@ typedef struct rcoll_model {
     double gamma;          /* seconds per byte reduced */
     double rndv_extra;     /* extra seconds per rendezvous message (RTR + FIN) */
     size_t eager_limit;    /* bytes; larger messages go rendezvous */
+    size_t segment_size;   /* pipelining unit (RCOLL_SEGMENT_SIZE); 0 = the
+                            * algorithm's own default */
 } rcoll_model_t;
 
 typedef struct rcoll_alg {

@@ -4,7 +4,6 @@
 
 const rcoll_tl_ops_t *const rcoll_tl_backends[] = {
     &rcoll_tl_ucx_ops,
-    &rcoll_tl_verbs_ops,
     NULL
 };
 
