@@ -202,9 +202,12 @@ static int check_guards(const case_t *k, const char *what, const check_buf_t *b)
     return 1;
 }
 
+/* reqp, not req: the call that fills it is an argument of this one, and C
+ * leaves the order of argument evaluation unspecified. */
 static void finish_request(const case_t *k, const char *call, rcoll_status_t st,
-                           rcoll_request_t *req)
+                           rcoll_request_t **reqp)
 {
+    rcoll_request_t *req = *reqp;
     if (st != RCOLL_OK)
         fatal_status(k, call, st);
     if (req == NULL) {
@@ -276,7 +279,7 @@ static int run_case(const case_t *k)
                 fatal_status(k, "rcoll_allreduce", st);
         } else {
             finish_request(k, "rcoll_iallreduce",
-                           rcoll_iallreduce(sp, rp, n, k->dt, k->op, world, &req), req);
+                           rcoll_iallreduce(sp, rp, n, k->dt, k->op, world, &req), &req);
         }
         break;
     case K_BCAST:
@@ -285,7 +288,7 @@ static int run_case(const case_t *k)
                 fatal_status(k, "rcoll_bcast", st);
         } else {
             finish_request(k, "rcoll_ibcast", rcoll_ibcast(rp, n, k->dt, k->root, world, &req),
-                           req);
+                           &req);
         }
         break;
     case K_REDUCE:
@@ -294,7 +297,7 @@ static int run_case(const case_t *k)
                 fatal_status(k, "rcoll_reduce", st);
         } else {
             finish_request(k, "rcoll_ireduce",
-                           rcoll_ireduce(sp, rp, n, k->dt, k->op, k->root, world, &req), req);
+                           rcoll_ireduce(sp, rp, n, k->dt, k->op, k->root, world, &req), &req);
         }
         break;
     case K_ALLGATHER:
@@ -303,7 +306,7 @@ static int run_case(const case_t *k)
                 fatal_status(k, "rcoll_allgather", st);
         } else {
             finish_request(k, "rcoll_iallgather", rcoll_iallgather(sp, rp, n, k->dt, world, &req),
-                           req);
+                           &req);
         }
         break;
     case K_REDUCE_SCATTER:
@@ -312,7 +315,7 @@ static int run_case(const case_t *k)
                 fatal_status(k, "rcoll_reduce_scatter", st);
         } else {
             finish_request(k, "rcoll_ireduce_scatter",
-                           rcoll_ireduce_scatter(sp, rp, n, k->dt, k->op, world, &req), req);
+                           rcoll_ireduce_scatter(sp, rp, n, k->dt, k->op, world, &req), &req);
         }
         break;
     default: break;
@@ -369,7 +372,7 @@ static void do_barrier(const case_t *k)
         if ((st = rcoll_barrier(world)) != RCOLL_OK)
             fatal_status(k, "rcoll_barrier", st);
     } else {
-        finish_request(k, "rcoll_ibarrier", rcoll_ibarrier(world, &req), req);
+        finish_request(k, "rcoll_ibarrier", rcoll_ibarrier(world, &req), &req);
     }
 }
 
@@ -431,11 +434,18 @@ static int is_copy(kind_t kind)
 }
 
 /* Run `count` with the given pairs, rotating or crossing the other dimensions. */
+/* rot_n > 1: keep only pairs p with (p + rot_off) % rot_n == rot_k, so that
+ * in quick mode the algorithms share the pairs out instead of each running
+ * them all. */
+typedef struct rot { int n, k, off; } rot_t;
+
 static long run_count(const coll_desc_t *c, const char *alg, size_t count, const pair_t *pairs,
-                      int npairs, int cross_inplace)
+                      int npairs, int cross_inplace, rot_t rot)
 {
     long ncases = 0;
     for (int p = 0; p < npairs; p++) {
+        if (rot.n > 1 && (p + rot.off) % rot.n != rot.k)
+            continue;
         int nip = has_inplace(c->kind) ? (cross_inplace ? 2 : 1) : 1;
         for (int ip = 0; ip < nip; ip++) {
             case_t k = {.c = c, .alg = alg, .dt = pairs[p].dt, .op = pairs[p].op, .count = count};
@@ -491,7 +501,8 @@ static size_t elems_for(const coll_desc_t *c, size_t bytes, rcoll_datatype_t dt)
     return n ? n : 1;
 }
 
-static long run_alg(const coll_desc_t *c, const char *alg)
+/* Algorithm number a of nalg (the selector counts as one). */
+static long run_alg(const coll_desc_t *c, const char *alg, int a, int nalg)
 {
     if (c->kind == K_BARRIER)
         return barrier_cases(c, alg);
@@ -499,6 +510,7 @@ static long run_alg(const coll_desc_t *c, const char *alg)
     pair_t all[RCOLL_DATATYPE_LAST * RCOLL_OP_LAST], sub[16];
     int nall = all_pairs(c->kind, all);
     long ncases = 0;
+    const rot_t none = {1, 0, 0};
 
     if (opt.count_list) {
         const char *p = opt.count_list;
@@ -508,7 +520,7 @@ static long run_alg(const coll_desc_t *c, const char *alg)
             size_t len = strcspn(p, ",");
             snprintf(word, sizeof(word), "%.*s", (int)(len < 31 ? len : 31), p);
             if (check_parse_size(word, &cnt) == 0)
-                ncases += run_count(c, alg, cnt, all, nall, 1);
+                ncases += run_count(c, alg, cnt, all, nall, 1, none);
             p += len;
             if (*p == ',')
                 p++;
@@ -516,11 +528,14 @@ static long run_alg(const coll_desc_t *c, const char *alg)
         return ncases;
     }
 
-    /* count 0: a few pairs; small counts: every pair */
-    ncases += run_count(c, alg, 0, all, 3, 0);
+    /* count 0: a few pairs; small counts: every pair with every algorithm
+     * (quick: every pair with one algorithm, a different one per count) */
+    ncases += run_count(c, alg, 0, all, 3, 0, none);
     static const size_t small[] = {1, 7, 1023};
-    for (size_t i = 0; i < 3; i++)
-        ncases += run_count(c, alg, small[i], all, nall, !opt.quick);
+    for (int i = 0; i < 3; i++) {
+        rot_t rot = opt.quick ? (rot_t){nalg, a, i} : none;
+        ncases += run_count(c, alg, small[i], all, nall, !opt.quick, rot);
+    }
 
     /* around the eager limit: one message of exactly the limit +-1 element,
      * and vectors whose per-step pieces cross it */
@@ -530,19 +545,22 @@ static long run_alg(const coll_desc_t *c, const char *alg)
         size_t counts[3] = {e + 1, e > 1 ? e - 1 : 1, e * (size_t)size + 3};
         int nc = opt.quick ? 1 : 3;
         for (int i = 0; i < nc; i++)
-            ncases += run_count(c, alg, counts[i], &sub[p], 1, 0);
+            ncases += run_count(c, alg, counts[i], &sub[p], 1, 0, none);
     }
 
     /* 65537: every pair (quick: a few) */
     if (opt.quick)
-        ncases += run_count(c, alg, 65537, sub, nsub, 0);
+        ncases += run_count(c, alg, 65537, sub, nsub, 0, none);
     else
-        ncases += run_count(c, alg, 65537, all, nall, 0);
+        ncases += run_count(c, alg, 65537, all, nall, 0, none);
 
-    /* a few MiB: a subset (quick: one) */
-    int nbig = opt.quick ? 1 : sub_pairs(c->kind, sub, 4);
-    for (int p = 0; p < nbig; p++)
-        ncases += run_count(c, alg, elems_for(c, 3u << 20, sub[p].dt), &sub[p], 1, 0);
+    /* a few MiB: a subset (quick: one, a different one per algorithm) */
+    int nbig = sub_pairs(c->kind, sub, 4);
+    for (int p = 0; p < nbig; p++) {
+        if (opt.quick && p != a % nbig)
+            continue;
+        ncases += run_count(c, alg, elems_for(c, 3u << 20, sub[p].dt), &sub[p], 1, 0, none);
+    }
     return ncases;
 }
 
@@ -577,7 +595,7 @@ static int run_coll(const coll_desc_t *c)
         double ta = check_now();
         long fa = nfail_local;
         set_alg(c, alg);
-        long n = run_alg(c, alg);
+        long n = run_alg(c, alg, a, nalg + 1);
         ncases += n;
         if (opt.verbose && rank == 0)
             printf("  %s alg=%s: %ld cases%s (%.1f s)\n", c->name, alg_name(alg), n,
