@@ -519,3 +519,164 @@ void check_unset_launch_env(void)
         }
     }
 }
+
+/* ---- collectives on a group ---- */
+
+const char *check_kind_name(check_kind_t kind)
+{
+    static const char *const names[] = {"allreduce", "bcast", "barrier", "reduce", "allgather",
+                                        "reduce_scatter"};
+    return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
+}
+
+int check_group_expect(check_group_t *g, const char *name, int wsize, int wrank,
+                       const int *colors, const int *keys)
+{
+    memset(g, 0, sizeof(*g));
+    g->name = name;
+    g->wsize = wsize;
+    if (colors[wrank] < 0)
+        return -1;
+    for (int r = 0; r < wsize && g->n < 256; r++) {
+        if (colors[r] != colors[wrank])
+            continue;
+        /* insertion by (key, rank) */
+        int pos = g->n;
+        while (pos > 0 && keys[g->members[pos - 1]] > keys[r])
+            pos--;
+        memmove(&g->members[pos + 1], &g->members[pos], (size_t)(g->n - pos) * sizeof(int));
+        g->members[pos] = r;
+        g->n++;
+    }
+    for (int i = 0; i < g->n; i++)
+        if (g->members[i] == wrank)
+            g->me = i;
+    return 0;
+}
+
+static void *check_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p == NULL) {
+        fprintf(stderr, "check: out of memory (%zu bytes)\n", n);
+        exit(3);
+    }
+    return p;
+}
+
+rcoll_status_t check_op_post(check_op_t *o, int blocking)
+{
+    const check_group_t *g = o->g;
+    size_t es = rcoll_datatype_size(o->dt), n = o->count, gn = (size_t)g->n;
+    int wr = g->members[g->me], is_root = g->me == o->root;
+    rcoll_op_t fop = (o->kind == CHECK_BCAST || o->kind == CHECK_ALLGATHER) ? CHECK_OP_COPY : o->op;
+    size_t sn = 0, rn = 0;
+    o->sbuf = o->rbuf = NULL;
+    o->req = NULL;
+    switch (o->kind) {
+    case CHECK_ALLREDUCE:      sn = n; rn = n; break;
+    case CHECK_BCAST:          rn = n; break;
+    case CHECK_REDUCE:         sn = n; rn = is_root ? n : 0; break;
+    case CHECK_ALLGATHER:      sn = n; rn = gn * n; break;
+    case CHECK_REDUCE_SCATTER: sn = gn * n; rn = o->inplace ? gn * n : n; break;
+    case CHECK_BARRIER:        break;
+    }
+    int inplace = o->inplace && o->kind != CHECK_BCAST && o->kind != CHECK_BARRIER &&
+                  (o->kind != CHECK_REDUCE || is_root);
+    if (!inplace && sn) {
+        o->sbuf = check_xmalloc(sn * es);
+        check_fill(o->dt, fop, wr, g->wsize, 0, sn, o->salt, o->sbuf);
+    }
+    if (rn) {
+        o->rbuf = check_xmalloc(rn * es);
+        memset(o->rbuf, 0xee, rn * es);
+        if (inplace && o->kind == CHECK_ALLGATHER)
+            check_fill(o->dt, fop, wr, g->wsize, 0, n, o->salt, o->rbuf + (size_t)g->me * n * es);
+        else if (inplace)
+            check_fill(o->dt, fop, wr, g->wsize, 0, sn, o->salt, o->rbuf);
+        if (o->kind == CHECK_BCAST && is_root)
+            check_fill(o->dt, fop, wr, g->wsize, 0, n, o->salt, o->rbuf);
+    }
+    const void *sp = inplace ? RCOLL_IN_PLACE : (const void *)o->sbuf;
+    rcoll_request_t **rq = &o->req;
+    switch (o->kind) {
+    case CHECK_ALLREDUCE:
+        return blocking ? rcoll_allreduce(sp, o->rbuf, n, o->dt, o->op, g->comm)
+                        : rcoll_iallreduce(sp, o->rbuf, n, o->dt, o->op, g->comm, rq);
+    case CHECK_BCAST:
+        return blocking ? rcoll_bcast(o->rbuf, n, o->dt, o->root, g->comm)
+                        : rcoll_ibcast(o->rbuf, n, o->dt, o->root, g->comm, rq);
+    case CHECK_REDUCE:
+        return blocking ? rcoll_reduce(sp, o->rbuf, n, o->dt, o->op, o->root, g->comm)
+                        : rcoll_ireduce(sp, o->rbuf, n, o->dt, o->op, o->root, g->comm, rq);
+    case CHECK_ALLGATHER:
+        return blocking ? rcoll_allgather(sp, o->rbuf, n, o->dt, g->comm)
+                        : rcoll_iallgather(sp, o->rbuf, n, o->dt, g->comm, rq);
+    case CHECK_REDUCE_SCATTER:
+        return blocking ? rcoll_reduce_scatter(sp, o->rbuf, n, o->dt, o->op, g->comm)
+                        : rcoll_ireduce_scatter(sp, o->rbuf, n, o->dt, o->op, g->comm, rq);
+    case CHECK_BARRIER:
+        return blocking ? rcoll_barrier(g->comm) : rcoll_ibarrier(g->comm, rq);
+    }
+    return RCOLL_ERR_INVALID_ARG;
+}
+
+int check_op_verify(const check_op_t *o, char *why, size_t len)
+{
+    const check_group_t *g = o->g;
+    size_t es = rcoll_datatype_size(o->dt), n = o->count, gn = (size_t)g->n;
+    size_t en = 0, idx0 = 0;
+    unsigned char *exp;
+    switch (o->kind) {
+    case CHECK_BARRIER:
+        return 0;
+    case CHECK_REDUCE:
+        if (g->me != o->root)
+            return 0;
+        /* fall through */
+    case CHECK_ALLREDUCE:
+        en = n;
+        break;
+    case CHECK_REDUCE_SCATTER:
+        en = n;
+        idx0 = (size_t)g->me * n;
+        break;
+    case CHECK_BCAST:
+        en = n;
+        break;
+    case CHECK_ALLGATHER:
+        en = gn * n;
+        break;
+    }
+    exp = check_xmalloc(en * es);
+    if (o->kind == CHECK_BCAST) {
+        check_fill(o->dt, CHECK_OP_COPY, g->members[o->root], g->wsize, 0, n, o->salt, exp);
+    } else if (o->kind == CHECK_ALLGATHER) {
+        for (int i = 0; i < g->n; i++)
+            check_fill(o->dt, CHECK_OP_COPY, g->members[i], g->wsize, 0, n, o->salt,
+                       exp + (size_t)i * n * es);
+    } else {
+        check_expect(o->dt, o->op, g->members, g->n, g->wsize, idx0, en, o->salt, exp);
+    }
+    size_t bad = check_compare(o->dt, o->rbuf, exp, en);
+    int rc = 0;
+    if (bad != (size_t)-1) {
+        char a[64], b[64];
+        check_format(o->dt, o->rbuf, bad, a, sizeof(a));
+        check_format(o->dt, exp, bad, b, sizeof(b));
+        snprintf(why, len, "%s on %s (%d ranks, rank %d) dtype=%s op=%s count=%zu root=%d "
+                 "inplace=%d: first bad index %zu: got %s expected %s",
+                 check_kind_name(o->kind), g->name, g->n, g->me, rcoll_datatype_name(o->dt),
+                 rcoll_op_name(o->op), n, o->root, o->inplace, bad, a, b);
+        rc = -1;
+    }
+    free(exp);
+    return rc;
+}
+
+void check_op_free(check_op_t *o)
+{
+    free(o->sbuf);
+    free(o->rbuf);
+    o->sbuf = o->rbuf = NULL;
+}

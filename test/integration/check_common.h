@@ -81,3 +81,51 @@ rcoll_status_t check_test_loop(rcoll_request_t *req, double deadline_s);
 void check_unset_launch_env(void);
 
 #endif
+
+/* ---- collectives on a group, posted now and verified later ---- */
+
+typedef enum {
+    CHECK_ALLREDUCE, CHECK_BCAST, CHECK_BARRIER, CHECK_REDUCE, CHECK_ALLGATHER,
+    CHECK_REDUCE_SCATTER
+} check_kind_t;
+
+const char *check_kind_name(check_kind_t kind);
+
+/* A communicator and who is in it, as the test expects it to be. */
+typedef struct check_group {
+    const char   *name;
+    rcoll_comm_t *comm;
+    int           n;            /* expected size */
+    int           me;           /* expected rank of this process */
+    int           members[256]; /* world rank of each comm rank */
+    int           wsize;        /* world size */
+} check_group_t;
+
+/*
+ * The expected group of this process when world ranks r have colors[r] and
+ * keys[r]: ranks of the same color ordered by key, then world rank.  Returns
+ * 0, or -1 if this process's color is negative (no group).
+ */
+int check_group_expect(check_group_t *g, const char *name, int wsize, int wrank,
+                       const int *colors, const int *keys);
+
+typedef struct check_op {
+    check_kind_t        kind;
+    const check_group_t *g;
+    rcoll_datatype_t    dt;
+    rcoll_op_t          op;      /* ignored for bcast / allgather / barrier */
+    size_t              count;   /* allgather / reduce_scatter: per rank */
+    int                 root;    /* bcast / reduce: comm rank */
+    int                 inplace;
+    uint64_t            salt;
+    /* filled by check_op_post */
+    unsigned char      *sbuf, *rbuf;
+    rcoll_request_t    *req;
+} check_op_t;
+
+/* Allocate and fill the buffers, then post the nonblocking collective
+ * (blocking = 1: run the blocking call instead; req stays NULL). */
+rcoll_status_t check_op_post(check_op_t *o, int blocking);
+/* After completion: 0 if the result is right, else -1 with a reason. */
+int  check_op_verify(const check_op_t *o, char *why, size_t len);
+void check_op_free(check_op_t *o);
