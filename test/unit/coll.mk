@@ -1,1 +1,2 @@
 # unit tests: coll
+include test/unit/coll_a.mk
