@@ -24,7 +24,7 @@ static const rcoll_model_t default_model = {
     .gamma        = 1.0 / 10.0e9,
     .rndv_extra   = 4.0e-6,
     .eager_limit  = 8192,
-    .segment_size = 0,
+    .segment_size = 65536,   /* RCOLL_SEGMENT_SIZE default */
 };
 
 const rcoll_model_t *rcoll_selector_model(void)
