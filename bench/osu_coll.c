@@ -376,22 +376,43 @@ static long verify(const struct buffers *b, size_t count)
 
 /* ---- the measured call ---------------------------------------------------- */
 
-#if OSU_COLL != OSU_IALLREDUCE
-static int run_once(struct buffers *b, size_t count)
+/* One complete collective; for iallreduce, post + wait. */
+static int run_once(struct buffers *b, size_t count, const char **what)
 {
 #if OSU_COLL == OSU_ALLREDUCE
+    *what = "allreduce";
     return osu_be_allreduce_f32(b->send, b->recv, count);
 #elif OSU_COLL == OSU_BCAST
+    *what = "bcast";
     return osu_be_bcast(b->send, count, 0);
 #elif OSU_COLL == OSU_REDUCE
+    *what = "reduce";
     return osu_be_reduce_f32(b->send, b->recv, count, 0);
 #elif OSU_COLL == OSU_ALLGATHER
+    *what = "allgather";
     return osu_be_allgather(b->send, b->recv, count);
 #elif OSU_COLL == OSU_REDUCE_SCATTER
+    *what = "reduce_scatter";
     return osu_be_reduce_scatter_f32(b->send, b->recv, count);
+#elif OSU_COLL == OSU_IALLREDUCE
+    osu_req_t req;
+    *what = "iallreduce";
+    int rc = osu_be_iallreduce_f32(b->send, b->recv, count, &req);
+    if (rc != 0)
+        return rc;
+    *what = "wait";
+    return osu_be_wait(&req);
 #endif
 }
-#endif
+
+static void timed_call(struct buffers *b, size_t count, size_t size, long iter, double *elapsed)
+{
+    const char *what = "";
+    double t0 = now();
+    int rc = run_once(b, count, &what);
+    *elapsed = now() - t0;
+    check(rc, what, size, iter);
+}
 
 /* ---- per-size measurement ------------------------------------------------ */
 
@@ -403,49 +424,74 @@ struct sample {
     long   errors;
 };
 
-/* With -T: iterations so that `iterations * per_call` is about the target,
- * the same on every rank (the largest any rank asks for). */
-static long scaled_iterations(const struct options *o, double per_call_s, size_t size)
+/* The largest value any rank has: every rank must run the same number of
+ * iterations, so counts derived from local timings are agreed on. */
+static double agree_max(double v, size_t size, const char *what)
 {
-    double want = per_call_s > 0 ? o->target_ms * 1e-3 / per_call_s : 1e6;
+    double out = 0;
+    check(osu_be_allreduce_f64(&v, &out, 1, OSU_OP_MAX), what, size, -1);
+    return out;
+}
+
+/*
+ * Warm up and return the number of timed iterations to run.  Without -T:
+ * `skip` warm-up calls and the fixed iteration count.  With -T the warm-up
+ * stops early when it would take more than half the target (the first call,
+ * which may set up connections, decides; at least one more call follows
+ * when WARMUP >= 2), and the fastest of the calls after the first sets the
+ * iteration count for the target time (the fastest, because on a shared
+ * machine one preempted call would otherwise cut the count to a handful).  `calls` is how many
+ * collectives one timed iteration holds (iallreduce times two phases).
+ */
+static long warm_up(const struct options *o, struct buffers *b, size_t size, size_t count, int calls)
+{
+    long iters = size > LARGE_MESSAGE_SIZE ? o->iterations_large : o->iterations;
+    long skip = size > LARGE_MESSAGE_SIZE ? o->skip_large : o->skip;
+    double t, fastest = 0;
+
+    if (o->validate)
+        fill(b, count);
+    check(osu_be_barrier(), "barrier before the warm-up", size, -1);
+    if (o->target_ms <= 0) {
+        for (long i = 0; i < skip; i++) {
+            timed_call(b, count, size, i, &t);
+            check(osu_be_barrier(), "barrier", size, i);
+        }
+        return iters;
+    }
+    timed_call(b, count, size, 0, &t);
+    double first = agree_max(t, size, "allreduce(float64 max) of the first call's time");
+    double budget = o->target_ms * 1e-3 / 2;
+    long more = first > 0 ? (long)(budget / first) : skip;
+    if (more < 1)
+        more = 1;   /* the first call may be all set-up: time at least one more */
+    if (more > skip - 1)
+        more = skip - 1;
+    for (long i = 0; i < more; i++) {
+        timed_call(b, count, size, i + 1, &t);
+        fastest = i == 0 || t < fastest ? t : fastest;
+        check(osu_be_barrier(), "barrier", size, i + 1);
+    }
+    double per_call = more > 0 ? fastest : first;
+    double want = per_call > 0 ? o->target_ms * 1e-3 / (per_call * calls) : 1e6;
     if (want < 3)
         want = 3;
     if (want > 1e6)
         want = 1e6;
-    double agreed = 0;
-    check(osu_be_allreduce_f64(&want, &agreed, 1, OSU_OP_MAX), "allreduce(float64 max) of iteration counts", size, -1);
-    return (long)agreed;
+    return (long)agree_max(want, size, "allreduce(float64 max) of iteration counts");
 }
 
 #if OSU_COLL != OSU_IALLREDUCE
 static struct sample measure(const struct options *o, struct buffers *b, size_t size, size_t count)
 {
     struct sample s = {0};
-    long iters = size > LARGE_MESSAGE_SIZE ? o->iterations_large : o->iterations;
-    long skip = size > LARGE_MESSAGE_SIZE ? o->skip_large : o->skip;
-    if (o->target_ms > 0 && skip == 0)
-        skip = 1;
-    double warm = 0;
-
-    if (o->validate)
-        fill(b, count);
-    check(osu_be_barrier(), "barrier before the warm-up", size, -1);
-    for (long i = 0; i < skip; i++) {
-        double t0 = now();
-        check(run_once(b, count), "the collective (warm-up)", size, i);
-        warm += now() - t0;
-        check(osu_be_barrier(), "barrier", size, i);
-    }
-    if (o->target_ms > 0)
-        iters = scaled_iterations(o, warm / (double)skip, size);
-
-    double timer = 0;
+    long iters = warm_up(o, b, size, count, 1);
+    double timer = 0, t;
     for (long i = 0; i < iters; i++) {
         if (o->validate)
             fill(b, count);
-        double t0 = now();
-        check(run_once(b, count), "the collective", size, i);
-        timer += now() - t0;
+        timed_call(b, count, size, i, &t);
+        timer += t;
         if (o->validate)
             s.errors += verify(b, count);
         check(osu_be_barrier(), "barrier", size, i);
@@ -455,63 +501,45 @@ static struct sample measure(const struct options *o, struct buffers *b, size_t 
     return s;
 }
 #else
-/* OSU's overlap method: first the pure communication time (post + wait),
- * then post, compute for that long (optionally testing), wait. */
+/* Busy computation for `seconds`, with `test_calls` evenly spaced tests of
+ * the outstanding request (OSU's -t). */
 static void compute_for(double seconds, osu_req_t *req, int test_calls, int *done, size_t size)
 {
-    double start = now(), next_test = seconds / (test_calls + 1);
+    double start = now(), step = seconds / (test_calls + 1);
     volatile double x = 1.0;
     int tests = 0;
     while (now() - start < seconds) {
         for (int k = 0; k < 64; k++)
             x = x * 1.0000001 + 1e-9;
-        if (test_calls > 0 && !*done && tests < test_calls && now() - start >= next_test * (tests + 1)) {
+        if (tests < test_calls && !*done && now() - start >= step * (tests + 1)) {
             check(osu_be_test(req, done), "test during compute", size, -1);
             tests++;
         }
     }
 }
 
+/* OSU's overlap method: first the pure communication time (post + wait),
+ * then post, compute for that long (optionally testing), wait. */
 static struct sample measure(const struct options *o, struct buffers *b, size_t size, size_t count)
 {
     struct sample s = {0};
-    long iters = size > LARGE_MESSAGE_SIZE ? o->iterations_large : o->iterations;
-    long skip = size > LARGE_MESSAGE_SIZE ? o->skip_large : o->skip;
-    if (o->target_ms > 0 && skip == 0)
-        skip = 1;
-    osu_req_t req;
-    double warm = 0, timer = 0;
+    long iters = warm_up(o, b, size, count, 2);
+    double timer = 0, t;
 
-    if (o->validate)
-        fill(b, count);
-    check(osu_be_barrier(), "barrier before the warm-up", size, -1);
-    for (long i = 0; i < skip; i++) {
-        double t0 = now();
-        check(osu_be_iallreduce_f32(b->send, b->recv, count, &req), "iallreduce (warm-up)", size, i);
-        check(osu_be_wait(&req), "wait (warm-up)", size, i);
-        warm += now() - t0;
-        check(osu_be_barrier(), "barrier", size, i);
-    }
-    if (o->target_ms > 0)
-        iters = scaled_iterations(o, warm / (double)skip / 2, size);   /* two phases */
-
-    /* Phase 1: pure communication. */
     for (long i = 0; i < iters; i++) {
         if (o->validate)
             fill(b, count);
-        double t0 = now();
-        check(osu_be_iallreduce_f32(b->send, b->recv, count, &req), "iallreduce", size, i);
-        check(osu_be_wait(&req), "wait", size, i);
-        timer += now() - t0;
+        timed_call(b, count, size, i, &t);
+        timer += t;
         if (o->validate)
             s.errors += verify(b, count);
         check(osu_be_barrier(), "barrier", size, i);
     }
     double pure = timer / (double)iters;
 
-    /* Phase 2: the same with `pure` seconds of computation in between. */
     double overall = 0, compute = 0;
     for (long i = 0; i < iters; i++) {
+        osu_req_t req;
         int done = 0;
         if (o->validate)
             fill(b, count);
