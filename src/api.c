@@ -95,10 +95,13 @@ static rcoll_status_t post(rcoll_comm_t *comm, rcoll_coll_args_t *a, rcoll_reque
     return rcoll_task_post(comm, a, req);
 }
 
-static rcoll_status_t run_blocking(rcoll_status_t st, rcoll_request_t *req)
-{
-    return st == RCOLL_OK ? rcoll_task_wait(req) : st;
-}
+/* Post, then wait: a blocking collective is its nonblocking twin + wait. */
+#define RUN_BLOCKING(_post_call) \
+    do { \
+        rcoll_request_t *req = NULL; \
+        rcoll_status_t _st = (_post_call); \
+        return _st == RCOLL_OK ? rcoll_task_wait(req) : _st; \
+    } while (0)
 
 RCOLL_API rcoll_status_t rcoll_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
                                           rcoll_datatype_t dtype, rcoll_op_t op, rcoll_comm_t *comm,
@@ -120,8 +123,7 @@ RCOLL_API rcoll_status_t rcoll_iallreduce(const void *sendbuf, void *recvbuf, si
 RCOLL_API rcoll_status_t rcoll_allreduce(const void *sendbuf, void *recvbuf, size_t count,
                                          rcoll_datatype_t dtype, rcoll_op_t op, rcoll_comm_t *comm)
 {
-    rcoll_request_t *req = NULL;
-    return run_blocking(rcoll_iallreduce(sendbuf, recvbuf, count, dtype, op, comm, &req), req);
+    RUN_BLOCKING(rcoll_iallreduce(sendbuf, recvbuf, count, dtype, op, comm, &req));
 }
 
 RCOLL_API rcoll_status_t rcoll_ibcast(void *buf, size_t count, rcoll_datatype_t dtype, int root,
@@ -142,8 +144,7 @@ RCOLL_API rcoll_status_t rcoll_ibcast(void *buf, size_t count, rcoll_datatype_t 
 RCOLL_API rcoll_status_t rcoll_bcast(void *buf, size_t count, rcoll_datatype_t dtype, int root,
                                      rcoll_comm_t *comm)
 {
-    rcoll_request_t *req = NULL;
-    return run_blocking(rcoll_ibcast(buf, count, dtype, root, comm, &req), req);
+    RUN_BLOCKING(rcoll_ibcast(buf, count, dtype, root, comm, &req));
 }
 
 RCOLL_API rcoll_status_t rcoll_ibarrier(rcoll_comm_t *comm, rcoll_request_t **req)
@@ -157,8 +158,7 @@ RCOLL_API rcoll_status_t rcoll_ibarrier(rcoll_comm_t *comm, rcoll_request_t **re
 
 RCOLL_API rcoll_status_t rcoll_barrier(rcoll_comm_t *comm)
 {
-    rcoll_request_t *req = NULL;
-    return run_blocking(rcoll_ibarrier(comm, &req), req);
+    RUN_BLOCKING(rcoll_ibarrier(comm, &req));
 }
 
 RCOLL_API rcoll_status_t rcoll_ireduce(const void *sendbuf, void *recvbuf, size_t count,
@@ -187,8 +187,7 @@ RCOLL_API rcoll_status_t rcoll_ireduce(const void *sendbuf, void *recvbuf, size_
 RCOLL_API rcoll_status_t rcoll_reduce(const void *sendbuf, void *recvbuf, size_t count,
                                       rcoll_datatype_t dtype, rcoll_op_t op, int root, rcoll_comm_t *comm)
 {
-    rcoll_request_t *req = NULL;
-    return run_blocking(rcoll_ireduce(sendbuf, recvbuf, count, dtype, op, root, comm, &req), req);
+    RUN_BLOCKING(rcoll_ireduce(sendbuf, recvbuf, count, dtype, op, root, comm, &req));
 }
 
 RCOLL_API rcoll_status_t rcoll_iallgather(const void *sendbuf, void *recvbuf, size_t count,
@@ -216,8 +215,7 @@ RCOLL_API rcoll_status_t rcoll_iallgather(const void *sendbuf, void *recvbuf, si
 RCOLL_API rcoll_status_t rcoll_allgather(const void *sendbuf, void *recvbuf, size_t count,
                                          rcoll_datatype_t dtype, rcoll_comm_t *comm)
 {
-    rcoll_request_t *req = NULL;
-    return run_blocking(rcoll_iallgather(sendbuf, recvbuf, count, dtype, comm, &req), req);
+    RUN_BLOCKING(rcoll_iallgather(sendbuf, recvbuf, count, dtype, comm, &req));
 }
 
 RCOLL_API rcoll_status_t rcoll_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
@@ -240,8 +238,7 @@ RCOLL_API rcoll_status_t rcoll_ireduce_scatter(const void *sendbuf, void *recvbu
 RCOLL_API rcoll_status_t rcoll_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
                                               rcoll_datatype_t dtype, rcoll_op_t op, rcoll_comm_t *comm)
 {
-    rcoll_request_t *req = NULL;
-    return run_blocking(rcoll_ireduce_scatter(sendbuf, recvbuf, recvcount, dtype, op, comm, &req), req);
+    RUN_BLOCKING(rcoll_ireduce_scatter(sendbuf, recvbuf, recvcount, dtype, op, comm, &req));
 }
 
 RCOLL_API rcoll_status_t rcoll_test(rcoll_request_t *req, int *done)

@@ -36,6 +36,9 @@ rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, in
     comm->rank = rank;
     comm->size = size;
     comm->world_ranks = world_ranks;
+    for (int i = 0; i < size; i++) {
+        comm->local_size += ctx->node_of[world_ranks[i]] == ctx->node_of[ctx->rank];
+    }
     ctx->ncomms++;
     *out = comm;
     return RCOLL_OK;
@@ -43,6 +46,9 @@ rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, in
 
 void rcoll_comm_destroy(rcoll_comm_t *comm)
 {
+    if (comm->shm_free != NULL) {
+        comm->shm_free(comm);
+    }
     comm->ctx->ncomms--;
     free(comm->world_ranks);
     free(comm);

@@ -92,6 +92,11 @@ struct rcoll_comm {
     uint32_t         next_child;       /* counter for ids of split/dup children */
     int              nactive;          /* requests not yet completed */
     int              is_world;
+    int              local_size;       /* members on this rank's node */
+    /* State of an algorithm family kept for the communicator's lifetime
+     * (e.g. the shared-memory segment); freed through shm_free. */
+    void            *shm;
+    void           (*shm_free)(rcoll_comm_t *comm);
 };
 
 struct rcoll_request {
@@ -108,6 +113,8 @@ struct rcoll_request {
     double             last_progress;  /* when an op last completed (for RCOLL_TIMEOUT) */
     rcoll_status_t     op_error;       /* first failed op's status */
     int                zombie;         /* failed; freed when the transport lets go */
+    int                wait_peer;      /* for diagnostics when no op is pending: the comm rank */
+    uint32_t           wait_step;      /* an algorithm waits for (e.g. a shared-memory flag); -1 = none */
     int                nops;           /* ops posted since the last completed test */
     int                npending;       /* of those, not done */
     int                inflight_tl;    /* puts the transport still holds */

@@ -148,7 +148,7 @@ void half_reduce(void *dst, const void *a, const void *b, size_t count, rcoll_op
         half_block(d, pa, pb, count - off, op, bf16);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)   /* GCC builtins */
 #define HAVE_X86_DISPATCH 1
 #include <immintrin.h>
 

@@ -126,6 +126,7 @@ rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args
     task->comm = comm;
     task->args = *args;
     task->status = RCOLL_INPROGRESS;
+    task->wait_peer = -1;
     task->start_time = task->last_progress = rcoll_time_now();
     comm->nactive++;
 
@@ -172,6 +173,10 @@ int rcoll_task_check_deadline(rcoll_task_t *task)
                  "bytes (%s)", op->step, op->peer, op->wpeer,
                  op->kind == RCOLL_P2P_SEND ? "send of" : "receive of", op->len,
                  rcoll_p2p_state_name(op));
+    } else if (task->wait_peer >= 0) {
+        snprintf(waiting, sizeof(waiting), "at step %u, waiting for rank %d (world rank %d) in "
+                 "shared memory", task->wait_step, task->wait_peer,
+                 task->comm->world_ranks[task->wait_peer]);
     } else {
         snprintf(waiting, sizeof(waiting), "in phase %d with no message pending", task->phase);
     }

@@ -8,6 +8,5 @@ librcoll_la_SOURCES += \
     collectives/allreduce/allreduce_rabenseifner.c \
     collectives/allreduce/allreduce_reduce_bcast.c \
     collectives/allreduce/reduction_math.c \
-    collectives/allreduce/reduction_math.h \
-    collectives/allreduce/reduction_engine.c \
-    collectives/allreduce/reduction_engine.h
+    collectives/allreduce/reduction_engine.c
+noinst_HEADERS += collectives/allreduce/reduction_math.h collectives/allreduce/reduction_engine.h

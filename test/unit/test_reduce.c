@@ -6,7 +6,8 @@
  * element size, float32 in double rounded once to float, float16/bfloat16
  * decoded and encoded with frexp/ldexp/nearbyint.
  *
- * `test_reduce --bench` instead prints the throughput of the SUM kernels.
+ * `test_reduce --bench [MiB]` instead prints the throughput of the SUM kernels
+ * (default 4 MiB buffers).
  */
 #define _POSIX_C_SOURCE 200809L   /* clock_gettime */
 #include <stdarg.h>
@@ -676,9 +677,9 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int bench(void)
+static int bench(size_t mib)
 {
-    const size_t bytes = 4u << 20;
+    const size_t bytes = mib << 20;
     unsigned char *x = malloc(bytes + 8), *y = malloc(bytes + 8), *d = malloc(bytes + 8);
     unsigned t;
 
@@ -687,7 +688,7 @@ static int bench(void)
     memset(x, 0, bytes + 8);
     memset(y, 0, bytes + 8);
     memset(d, 0, bytes + 8);
-    printf("# 4 MiB buffers; GB/s = buffer bytes / time (memory traffic is 3x)\n");
+    printf("# %zu MiB buffers; GB/s = buffer bytes / time (memory traffic is 3x)\n", mib);
     printf("# %-9s %12s %12s %12s\n", "dtype", "local", "local3", "unaligned");
     for (t = 0; t < NDTYPES; t++) {
         size_t n = bytes / dtype_sizes[t];
@@ -731,6 +732,6 @@ int main(int argc, char **argv)
     };
 
     if (argc > 1 && strcmp(argv[1], "--bench") == 0)
-        return bench();
+        return bench(argc > 2 ? strtoul(argv[2], NULL, 10) : 4);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,6 +45,7 @@ struct rcoll_tl {
     bounce_t            *free_bounce;
     void                *bounce_mem;
     int                  inflight;        /* sends, puts and flushes not completed */
+    int                  closing;         /* peers going away now is expected */
 };
 
 struct rcoll_tl_mr {
@@ -82,7 +83,7 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
     struct rcoll_tl *tl = arg;
     int peer = ep_rank(tl, ep);
-    if (peer < 0 || tl->failed[peer]) {
+    if (peer < 0 || tl->failed[peer] || tl->closing) {
         return;
     }
     tl->failed[peer] = 1;
@@ -206,12 +207,18 @@ static void wait_request(struct rcoll_tl *tl, ucs_status_ptr_t req)
 
 static void ucx_close(rcoll_tl_t *tl)
 {
+    /* Deliver what is still queued, then close without a handshake: peers
+     * that finished first may already be gone, and waiting for them to
+     * acknowledge would stall finalize. */
+    ucp_request_param_t none = { .op_attr_mask = 0 };
+    wait_request(tl, ucp_worker_flush_nbx(tl->worker, &none));
+    tl->closing = 1;
     for (int r = 0; r < tl->size; r++) {
         if (tl->eps[r] == NULL) {
             continue;
         }
         ucp_request_param_t p = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                                  .flags = tl->failed[r] ? UCP_EP_CLOSE_FLAG_FORCE : 0 };
+                                  .flags = UCP_EP_CLOSE_FLAG_FORCE };
         wait_request(tl, ucp_ep_close_nbx(tl->eps[r], &p));
     }
     ucp_worker_release_address(tl->worker, tl->addr);
