@@ -26,6 +26,7 @@ static const rcoll_model_t default_model = {
     .rndv_extra   = 50.0e-6,
     .eager_limit  = 8192,
     .segment_size = 65536,   /* RCOLL_SEGMENT_SIZE default */
+    .shm          = 1,
 };
 
 const rcoll_model_t *rcoll_selector_model(void)
@@ -40,6 +41,7 @@ void rcoll_selector_model_for(const rcoll_context_t *ctx, rcoll_model_t *m)
         return;
     m->eager_limit = ctx->eager_limit ? ctx->eager_limit : ctx->config.eager_limit;
     m->segment_size = ctx->config.segment_size;
+    m->shm = ctx->config.shm;
 }
 
 const rcoll_alg_t *rcoll_select_by_cost(rcoll_coll_type_t coll, const rcoll_model_t *m,
