@@ -479,7 +479,7 @@ static double agree_max(double v, size_t size, const char *what)
  * `skip` warm-up calls and the fixed iteration count.  With -T the warm-up
  * stops early when it would take more than half the target (the first call,
  * which may set up connections, decides; at least one more call follows
- * when WARMUP >= 2), and the fastest of the calls after the first sets the
+ * when WARMUP >= 2, unless the first alone took longer than the target), and the fastest of the calls after the first sets the
  * iteration count for the target time (the fastest, because on a shared
  * machine one preempted call would otherwise cut the count to a handful).  `calls` is how many
  * collectives one timed iteration holds (iallreduce times two phases).
@@ -504,7 +504,7 @@ static long warm_up(const struct options *o, struct buffers *b, size_t size, siz
     double first = agree_max(t, size, "allreduce(float64 max) of the first call's time");
     double budget = o->target_ms * 1e-3 / 2;
     long more = first > 0 ? (long)(budget / first) : skip;
-    if (more < 1)
+    if (more < 1 && first <= o->target_ms * 1e-3)
         more = 1;   /* the first call may be all set-up: time at least one more */
     if (more > skip - 1)
         more = skip - 1;
