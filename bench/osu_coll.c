@@ -29,9 +29,9 @@
  *   -h             help
  *
  * Built with -DOSU_CALLGRIND (bench/callgrind-overhead does), the timed calls
- * and nothing else are bracketed by callgrind's collection toggles, so
- * `valgrind --tool=callgrind --collect-atstart=no` counts exactly the
- * instructions executed inside the measured collective calls.
+ * and nothing else are bracketed by callgrind's collection toggles, and each
+ * is followed by a dump, so `valgrind --tool=callgrind --collect-atstart=no`
+ * writes one profile per measured call holding exactly its instructions.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "osu_backend.h"
@@ -87,9 +87,11 @@
 
 #ifdef OSU_CALLGRIND
 #include <valgrind/callgrind.h>
-#define COUNT_TOGGLE() CALLGRIND_TOGGLE_COLLECT
+#define COUNT_BEGIN() CALLGRIND_TOGGLE_COLLECT
+#define COUNT_END()   do { CALLGRIND_TOGGLE_COLLECT; CALLGRIND_DUMP_STATS; } while (0)
 #else
-#define COUNT_TOGGLE() ((void)0)
+#define COUNT_BEGIN() ((void)0)
+#define COUNT_END()   ((void)0)
 #endif
 
 #define LARGE_MESSAGE_SIZE 8192
@@ -438,10 +440,10 @@ static void timed_call(struct buffers *b, size_t count, size_t size, long iter, 
     const char *what = "";
     double t0 = now();
     if (counted)
-        COUNT_TOGGLE();
+        COUNT_BEGIN();
     int rc = run_once(b, count, &what);
     if (counted)
-        COUNT_TOGGLE();
+        COUNT_END();
     *elapsed = now() - t0;
     check(rc, what, size, iter);
 }
