@@ -44,13 +44,36 @@ typedef struct rcoll_coll_args {
     int               in_place;
 } rcoll_coll_args_t;
 
+/*
+ * Parameters of the alpha-beta-gamma cost model the selector uses
+ * (collectives/selector.c fills them from calibration or defaults).
+ */
+typedef struct rcoll_model {
+    double alpha;          /* seconds per message, eager, same node */
+    double alpha_inter;    /* seconds per message between nodes */
+    double beta;           /* seconds per byte moved, same node */
+    double beta_inter;     /* seconds per byte moved between nodes */
+    double gamma;          /* seconds per byte reduced */
+    double rndv_extra;     /* extra seconds per rendezvous message (RTR + FIN) */
+    size_t eager_limit;    /* bytes; larger messages go rendezvous */
+    size_t segment_size;   /* pipelining unit (RCOLL_SEGMENT_SIZE); 0 = the
+                            * algorithm's own default */
+    int    shm;            /* 1: the shared-memory algorithms may be chosen
+                            * (RCOLL_SHM); 0: their cost is infinite */
+} rcoll_model_t;
+
 typedef struct rcoll_alg {
     const char        *name;     /* as given to RCOLL_<COLL>_ALGORITHM */
     rcoll_coll_type_t  coll;
     rcoll_status_t   (*progress)(rcoll_task_t *task);
+    /* Predicted time in seconds for `bytes` of data per rank (allreduce,
+     * bcast, reduce: the vector; allgather, reduce_scatter: one rank's block)
+     * on `nranks` ranks with `ppn` ranks per node. */
+    double           (*cost)(const rcoll_model_t *m, size_t bytes, int nranks, int ppn);
 } rcoll_alg_t;
 
-/* Each collective's algorithm table, ended by NULL. */
+/* Each collective's algorithm table, ended by NULL; defined in
+ * collectives/<coll>/<coll>.c next to the algorithms. */
 extern const rcoll_alg_t *const rcoll_allreduce_algs[];
 extern const rcoll_alg_t *const rcoll_bcast_algs[];
 extern const rcoll_alg_t *const rcoll_barrier_algs[];

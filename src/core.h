@@ -47,6 +47,7 @@ typedef struct rcoll_p2p_op {
     rcoll_status_t        status;
     rcoll_tl_mr_t        *mr;         /* rndv recv: the advertised region */
     rcoll_tl_t           *tl;         /* transport used with this peer */
+    const rcoll_tl_ops_t *tl_ops;
     rcoll_tl_completion_t put_comp;   /* rndv send */
 } rcoll_p2p_op_t;
 
@@ -60,8 +61,10 @@ struct rcoll_context {
     int                   singleton;
     void                 *pmix;                /* bootstrap state */
     /* transports */
-    const rcoll_tl_ops_t *tl_ops;
-    rcoll_tl_t           *tl;
+    int                   ntls;                /* transport instances opened */
+    const rcoll_tl_ops_t *tls_ops[4];
+    rcoll_tl_t           *tls[4];
+    int                   tl_prefer_remote[4]; /* use for peers on other nodes */
     rcoll_tl_t          **peer_tl;             /* transport instance used for each peer */
     const rcoll_tl_ops_t **peer_ops;
     size_t                eager_limit;         /* agreed by all ranks */
@@ -77,6 +80,8 @@ struct rcoll_context {
     rcoll_comm_t         *world;
     int                   ncomms;
     unsigned              idle_polls;
+    rcoll_list_t          free_tasks;          /* released tasks kept for reuse */
+    int                   nfree_tasks;
 };
 
 struct rcoll_comm {
@@ -88,6 +93,11 @@ struct rcoll_comm {
     uint32_t         next_child;       /* counter for ids of split/dup children */
     int              nactive;          /* requests not yet completed */
     int              is_world;
+    int              local_size;       /* members on this rank's node */
+    /* State of an algorithm family kept for the communicator's lifetime
+     * (e.g. the shared-memory segment); freed through shm_free. */
+    void            *shm;
+    void           (*shm_free)(rcoll_comm_t *comm);
 };
 
 struct rcoll_request {
@@ -101,6 +111,11 @@ struct rcoll_request {
     rcoll_status_t     status;         /* RCOLL_INPROGRESS until done */
     int                done;
     double             start_time;
+    double             last_progress;  /* when an op last completed (for RCOLL_TIMEOUT) */
+    rcoll_status_t     op_error;       /* first failed op's status */
+    int                zombie;         /* failed; freed when the transport lets go */
+    int                wait_peer;      /* for diagnostics when no op is pending: the comm rank */
+    uint32_t           wait_step;      /* an algorithm waits for (e.g. a shared-memory flag); -1 = none */
     int                nops;           /* ops posted since the last completed test */
     int                npending;       /* of those, not done */
     int                inflight_tl;    /* puts the transport still holds */
@@ -143,10 +158,14 @@ int    rcoll_context_progress(rcoll_context_t *ctx);      /* events handled */
 void   rcoll_context_backoff(rcoll_context_t *ctx, int events);
 rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args, rcoll_task_t **out);
 rcoll_status_t rcoll_task_wait(rcoll_task_t *task);
+int    rcoll_task_progress(rcoll_task_t *task);           /* 1 if it finished now */
+int    rcoll_task_check_deadline(rcoll_task_t *task);    /* 1 if it timed out now */
 void   rcoll_task_release(rcoll_task_t *task);
 void   rcoll_p2p_recv_cb(void *arg, int peer, const void *msg, size_t len);
 void   rcoll_p2p_peer_error_cb(void *arg, int peer, rcoll_status_t status, const char *reason);
 void   rcoll_p2p_cancel_task(rcoll_task_t *task);
+const rcoll_p2p_op_t *rcoll_task_first_pending(const rcoll_task_t *task);
+const char *rcoll_p2p_state_name(const rcoll_p2p_op_t *op);
 void   rcoll_p2p_cleanup(rcoll_context_t *ctx);
 rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, int size,
                                  int *world_ranks, rcoll_comm_t **out);

@@ -48,7 +48,7 @@ void rcoll_wire_encode(const rcoll_wire_hdr_t *hdr, void *buf);
 
 /*
  * Decode and validate a received message of msg_len bytes.  On success *hdr
- * holds the header and *body/*body_len the bytes after it.  Rejects (returns
+ * holds the header and *body, *body_len the bytes after it.  Rejects (returns
  * RCOLL_ERR_PROTOCOL, writes why into err) a short message, an unknown type
  * or version, an EAGER whose len differs from the bytes present, an RTR whose
  * rkey_len differs from the bytes present or is zero, and anything with

@@ -55,7 +55,7 @@ enum {
 };
 
 /* Largest packed remote key any backend produces. */
-#define RCOLL_TL_RKEY_MAX 256
+#define RCOLL_TL_RKEY_MAX 1024
 
 typedef struct rcoll_tl_callbacks {
     void *arg;

@@ -1,1 +1,7 @@
-# allgather algorithms: librcoll_la_SOURCES += collectives/allgather/allgather_<algorithm>.c
+# allgather algorithms: one file each, and the table (allgather.c).
+librcoll_la_SOURCES += \
+    collectives/allgather/allgather.c \
+    collectives/allgather/allgather_recursive_doubling.c \
+    collectives/allgather/allgather_bruck.c \
+    collectives/allgather/allgather_ring.c
+noinst_HEADERS += collectives/allgather/allgather_ranks.h

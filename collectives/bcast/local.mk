@@ -1,1 +1,7 @@
-# bcast algorithms: librcoll_la_SOURCES += collectives/bcast/bcast_<algorithm>.c
+# bcast algorithms: one file each, and the table (bcast.c).
+librcoll_la_SOURCES += \
+    collectives/bcast/bcast.c \
+    collectives/bcast/bcast_binomial.c \
+    collectives/bcast/bcast_scatter_allgather.c \
+    collectives/bcast/bcast_chain.c
+noinst_HEADERS += collectives/bcast/bcast_ranks.h

@@ -3,9 +3,10 @@ if HAVE_CMOCKA
 UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(UCX_CFLAGS) $(PMIX_CFLAGS) $(IBVERBS_CFLAGS)
 # -static links librcoll.a so tests can call internal (hidden) functions.
 UNIT_LDFLAGS = -static
-UNIT_LDADD = librcoll.la $(CMOCKA_LIBS) -lm
+UNIT_LDADD = librcoll.la $(CMOCKA_LIBS) $(UCX_LIBS) $(PMIX_LIBS) $(HWLOC_LIBS) $(IBVERBS_LIBS) $(RDMACM_LIBS) -lm
 include test/unit/core.mk
 include test/unit/reduce.mk
 include test/unit/coll.mk
 include test/unit/verbs.mk
+include test/unit/api.mk
 endif

@@ -1,0 +1,16 @@
+/*
+ * allgather.c - the allgather algorithm table.  The first entry is the
+ * default for small blocks; the selector scores all of them.
+ */
+#include "coll.h"
+
+extern const rcoll_alg_t rcoll_allgather_recursive_doubling;
+extern const rcoll_alg_t rcoll_allgather_bruck;
+extern const rcoll_alg_t rcoll_allgather_ring;
+
+const rcoll_alg_t *const rcoll_allgather_algs[] = {
+    &rcoll_allgather_recursive_doubling,
+    &rcoll_allgather_bruck,
+    &rcoll_allgather_ring,
+    NULL
+};

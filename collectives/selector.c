@@ -1,0 +1,218 @@
+/*
+ * selector.c - rcoll_select(): the algorithm for a collective call.
+ *
+ * In order: RCOLL_<COLL>_ALGORITHM if set (an unknown name is an error),
+ * else the first matching rule of RCOLL_TUNE_FILE, else the algorithm with
+ * the lowest cost under the alpha-beta-gamma model.  Every input (config,
+ * tune file, communicator size, ranks per node, the agreed eager limit) is
+ * the same on every rank, so every rank chooses the same algorithm.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core.h"
+#include "selector.h"
+
+/* Same-node figures measured on the development machine (2-core VM, UCX
+ * over shared memory, loaded); between nodes the same software overhead plus
+ * 2 us of network latency, and nominal EDR InfiniBand bandwidth; gamma the
+ * nominal float32 sum kernel.  See docs/algorithms.md for how. */
+static const rcoll_model_t default_model = {
+    .alpha        = 8.0e-6,
+    .alpha_inter  = 10.0e-6,
+    .beta         = 1.4e-9,
+    .beta_inter   = 1.0 / 12.0e9,
+    .gamma        = 1.0 / 10.0e9,
+    .rndv_extra   = 50.0e-6,
+    .eager_limit  = 8192,
+    .segment_size = 65536,   /* RCOLL_SEGMENT_SIZE default */
+    .shm          = 1,
+};
+
+const rcoll_model_t *rcoll_selector_model(void)
+{
+    return &default_model;
+}
+
+void rcoll_selector_model_for(const rcoll_context_t *ctx, rcoll_model_t *m)
+{
+    *m = default_model;
+    if (ctx == NULL)
+        return;
+    m->eager_limit = ctx->eager_limit ? ctx->eager_limit : ctx->config.eager_limit;
+    m->segment_size = ctx->config.segment_size;
+    m->shm = ctx->config.shm;
+}
+
+const rcoll_alg_t *rcoll_select_by_cost(rcoll_coll_type_t coll, const rcoll_model_t *m,
+                                        size_t bytes, int nranks, int ppn)
+{
+    const rcoll_alg_t *const *a = rcoll_coll_algs(coll), *best = NULL;
+    double best_t = 0;
+
+    for (; a != NULL && *a != NULL; a++) {
+        double t = (*a)->cost ? (*a)->cost(m, bytes, nranks, ppn) : 0;
+        if (best == NULL || t < best_t) {
+            best = *a;
+            best_t = t;
+        }
+    }
+    return best;
+}
+
+/* ---- ranks per node, cached for the last communicator asked ---- */
+
+static struct {
+    const rcoll_context_t *ctx;
+    uint64_t               comm_id;
+    const int             *world_ranks;
+    int                    size, ppn;
+} ppn_cache;
+
+static int comm_ppn_compute(const rcoll_comm_t *comm)
+{
+    const rcoll_context_t *ctx = comm->ctx;
+    int stack_counts[256], *counts = stack_counts, ppn = 0;
+
+    if (ctx->node_of == NULL || ctx->nnodes <= 1)
+        return comm->size;
+    if (ctx->nnodes > (int)(sizeof(stack_counts) / sizeof(stack_counts[0]))) {
+        counts = calloc((size_t)ctx->nnodes, sizeof(*counts));
+        if (counts == NULL)
+            return -1;
+    } else {
+        memset(stack_counts, 0, sizeof(stack_counts));
+    }
+    for (int i = 0; i < comm->size; i++) {
+        int node = ctx->node_of[comm->world_ranks[i]];
+        if (node >= 0 && node < ctx->nnodes && ++counts[node] > ppn)
+            ppn = counts[node];
+    }
+    if (counts != stack_counts)
+        free(counts);
+    return ppn > 0 ? ppn : comm->size;
+}
+
+int rcoll_selector_comm_ppn(const rcoll_comm_t *comm)
+{
+    if (ppn_cache.ctx != comm->ctx || ppn_cache.comm_id != comm->id ||
+        ppn_cache.world_ranks != comm->world_ranks || ppn_cache.size != comm->size) {
+        int ppn = comm_ppn_compute(comm);
+        if (ppn < 0)
+            return -1;
+        ppn_cache.ctx = comm->ctx;
+        ppn_cache.comm_id = comm->id;
+        ppn_cache.world_ranks = comm->world_ranks;
+        ppn_cache.size = comm->size;
+        ppn_cache.ppn = ppn;
+    }
+    return ppn_cache.ppn;
+}
+
+/* ---- the tune file, parsed once per file name ---- */
+
+static struct {
+    char         path[RCOLL_CONFIG_STR_MAX];
+    int          loaded;       /* 1: tune holds path's rules; -1: path is bad */
+    rcoll_tune_t tune;
+} tune_cache;
+
+static const rcoll_tune_t *tune_get(const char *path)
+{
+    char err[512];
+
+    if (tune_cache.loaded != 0 && strcmp(tune_cache.path, path) == 0)
+        return tune_cache.loaded > 0 ? &tune_cache.tune : NULL;
+    rcoll_tune_free(&tune_cache.tune);
+    snprintf(tune_cache.path, sizeof(tune_cache.path), "%s", path);
+    if (rcoll_tune_parse_file(path, &tune_cache.tune, err, sizeof(err)) != RCOLL_OK) {
+        rcoll_error("RCOLL_TUNE_FILE: %s", err);
+        tune_cache.loaded = -1;
+        return NULL;
+    }
+    rcoll_debug("RCOLL_TUNE_FILE %s: %d rules", path, tune_cache.tune.nrules);
+    tune_cache.loaded = 1;
+    return &tune_cache.tune;
+}
+
+rcoll_status_t rcoll_selector_init(rcoll_context_t *ctx)
+{
+    if (ctx->config.tune_file[0] == '\0')
+        return RCOLL_OK;
+    tune_cache.loaded = 0;   /* re-read: the file may have changed */
+    return tune_get(ctx->config.tune_file) ? RCOLL_OK : RCOLL_ERR_INVALID_ARG;
+}
+
+void rcoll_selector_fini(rcoll_context_t *ctx)
+{
+    rcoll_tune_free(&tune_cache.tune);
+    memset(&tune_cache, 0, sizeof(tune_cache));
+    if (ppn_cache.ctx == ctx)
+        memset(&ppn_cache, 0, sizeof(ppn_cache));
+}
+
+/* ---- the choice ---- */
+
+static const char *forced_name(const rcoll_config_t *cfg, rcoll_coll_type_t coll)
+{
+    switch (coll) {
+    case RCOLL_COLL_ALLREDUCE:      return cfg->allreduce_alg;
+    case RCOLL_COLL_BCAST:          return cfg->bcast_alg;
+    case RCOLL_COLL_BARRIER:        return cfg->barrier_alg;
+    case RCOLL_COLL_REDUCE:         return cfg->reduce_alg;
+    case RCOLL_COLL_ALLGATHER:      return cfg->allgather_alg;
+    case RCOLL_COLL_REDUCE_SCATTER: return cfg->reduce_scatter_alg;
+    default:                        return "";
+    }
+}
+
+static void log_unknown(rcoll_coll_type_t coll, const char *name)
+{
+    const char *cname = rcoll_coll_name(coll);
+    char names[256], upper[32] = "";
+
+    rcoll_coll_alg_names(coll, names, sizeof(names));
+    for (size_t i = 0; i + 1 < sizeof(upper) && cname[i] != '\0'; i++)
+        upper[i] = (char)toupper((unsigned char)cname[i]);
+    rcoll_error("unknown %s algorithm '%s' in RCOLL_%s_ALGORITHM (valid: %s)",
+                cname, name, upper, names);
+}
+
+const rcoll_alg_t *rcoll_select(rcoll_task_t *task)
+{
+    rcoll_context_t *ctx = task->ctx;
+    rcoll_coll_type_t coll = task->args.type;
+    const char *forced = forced_name(&ctx->config, coll);
+    const rcoll_alg_t *alg;
+    rcoll_model_t m;
+    size_t bytes = 0;
+    int nranks = task->comm->size, ppn;
+
+    if (forced[0] != '\0') {
+        alg = rcoll_alg_find(coll, forced);
+        if (alg == NULL)
+            log_unknown(coll, forced);
+        return alg;
+    }
+    if (coll != RCOLL_COLL_BARRIER)
+        bytes = task->args.count * rcoll_datatype_size(task->args.dtype);
+    if (ctx->config.tune_file[0] != '\0') {
+        const rcoll_tune_t *t = tune_get(ctx->config.tune_file);
+        if (t == NULL)
+            return NULL;
+        alg = rcoll_tune_lookup(t, coll, bytes, nranks);
+        if (alg != NULL)
+            return alg;
+    }
+    ppn = rcoll_selector_comm_ppn(task->comm);
+    if (ppn < 0) {
+        rcoll_error("%s: no memory to count the communicator's ranks per node",
+                    rcoll_coll_name(coll));
+        return NULL;
+    }
+    rcoll_selector_model_for(ctx, &m);
+    alg = rcoll_select_by_cost(coll, &m, bytes, nranks, ppn);
+    if (alg == NULL)
+        rcoll_error("%s: no algorithm available", rcoll_coll_name(coll));
+    return alg;
+}

@@ -1,0 +1,212 @@
+/* bootstrap_pmix.c - rank, size, locality and address exchange through PMIx. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <pmix.h>
+#include "bootstrap.h"
+
+typedef struct {
+    pmix_proc_t me;
+} rcoll_pmix_t;
+
+static int env_int(const char *name)
+{
+    const char *v = getenv(name);
+    return v ? atoi(v) : 0;
+}
+
+/* A launcher started several processes but gave them no PMIx server. */
+static const char *launch_without_pmix(int *n)
+{
+    static const char *const vars[] = { "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                        "MPI_LOCALNRANKS" };
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        if ((*n = env_int(vars[i])) > 1) {
+            return vars[i];
+        }
+    }
+    return NULL;
+}
+
+static int have_pmix_server(void)
+{
+    extern char **environ;
+    if (getenv("PMIX_NAMESPACE") == NULL) {
+        return 0;
+    }
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "PMIX_SERVER_URI", 15) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static rcoll_status_t get_uint32(rcoll_pmix_t *px, int rank, const char *key, uint32_t *out)
+{
+    pmix_proc_t proc;
+    pmix_value_t *val = NULL;
+    PMIX_PROC_CONSTRUCT(&proc);
+    PMIX_LOAD_PROCID(&proc, px->me.nspace, rank);
+    pmix_status_t rc = PMIx_Get(&proc, key, NULL, 0, &val);
+    if (rc != PMIX_SUCCESS || val == NULL) {
+        rcoll_error("PMIx_Get(%s) failed: %s", key, PMIx_Error_string(rc));
+        return RCOLL_ERR_BOOTSTRAP;
+    }
+    switch (val->type) {
+    case PMIX_UINT32: *out = val->data.uint32; break;
+    case PMIX_UINT16: *out = val->data.uint16; break;
+    case PMIX_INT:    *out = (uint32_t)val->data.integer; break;
+    case PMIX_UINT:   *out = val->data.uint; break;
+    case PMIX_PROC_RANK: *out = val->data.rank; break;
+    default:
+        rcoll_error("PMIx_Get(%s) returned type %d, expected an integer", key, (int)val->type);
+        PMIX_VALUE_RELEASE(val);
+        return RCOLL_ERR_BOOTSTRAP;
+    }
+    PMIX_VALUE_RELEASE(val);
+    return RCOLL_OK;
+}
+
+rcoll_status_t rcoll_bootstrap_init(rcoll_context_t *ctx)
+{
+    gethostname(ctx->hostname, sizeof(ctx->hostname) - 1);
+    if (!have_pmix_server()) {
+        int n;
+        const char *var = launch_without_pmix(&n);
+        if (var != NULL) {
+            rcoll_error("%s=%d says this is one of %d processes, but no PMIx server is reachable "
+                        "(PMIX_NAMESPACE / PMIX_SERVER_URI* unset). rcoll needs a PMIx launcher: "
+                        "use 'srun --mpi=pmix', 'rcollrun', 'prterun' or Open MPI's 'mpirun'; "
+                        "otherwise every process would run alone as a singleton", var, n, n);
+            return RCOLL_ERR_BOOTSTRAP;
+        }
+        ctx->singleton = 1;
+        ctx->rank = 0;
+        ctx->size = 1;
+        ctx->local_rank = 0;
+        ctx->local_size = 1;
+        rcoll_info("no PMIx server in the environment: running as a singleton");
+        return RCOLL_OK;
+    }
+
+    rcoll_pmix_t *px = calloc(1, sizeof(*px));
+    if (px == NULL) {
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    pmix_status_t rc = PMIx_Init(&px->me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        rcoll_error("PMIx_Init failed: %s (is the launcher a PMIx server? for Slurm use "
+                    "'srun --mpi=pmix')", PMIx_Error_string(rc));
+        free(px);
+        return RCOLL_ERR_BOOTSTRAP;
+    }
+    ctx->pmix = px;
+    ctx->rank = (int)px->me.rank;       /* PMIx_Get(PMIX_RANK) is not answered by all servers */
+    uint32_t size, local_rank, local_size;
+    rcoll_status_t st = get_uint32(px, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, &size);
+    if (st != RCOLL_OK) {
+        return st;
+    }
+    if (get_uint32(px, (int)px->me.rank, PMIX_LOCAL_RANK, &local_rank) != RCOLL_OK) {
+        local_rank = 0;
+    }
+    if (get_uint32(px, PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE, &local_size) != RCOLL_OK) {
+        local_size = 0;   /* derived from the host names after the exchange */
+    }
+    ctx->size = (int)size;
+    ctx->local_rank = (int)local_rank;
+    ctx->local_size = (int)local_size;
+    if (ctx->rank < 0 || ctx->rank >= ctx->size) {
+        rcoll_error("PMIx gave rank %d outside job size %d", ctx->rank, ctx->size);
+        return RCOLL_ERR_BOOTSTRAP;
+    }
+    rcoll_debug("PMIx: namespace %s rank %d of %d, local rank %d of %d", px->me.nspace,
+                ctx->rank, ctx->size, ctx->local_rank, ctx->local_size);
+    return RCOLL_OK;
+}
+
+rcoll_status_t rcoll_bootstrap_put(rcoll_context_t *ctx, const char *key, const void *data, size_t len)
+{
+    pmix_value_t val;
+    PMIX_VALUE_CONSTRUCT(&val);
+    val.type = PMIX_BYTE_OBJECT;
+    val.data.bo.bytes = (char *)data;
+    val.data.bo.size = len;
+    pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key, &val);
+    if (rc != PMIX_SUCCESS) {
+        rcoll_error("PMIx_Put(%s, %zu bytes) failed: %s", key, len, PMIx_Error_string(rc));
+        return RCOLL_ERR_BOOTSTRAP;
+    }
+    return RCOLL_OK;
+}
+
+rcoll_status_t rcoll_bootstrap_fence(rcoll_context_t *ctx)
+{
+    rcoll_pmix_t *px = ctx->pmix;
+    pmix_status_t rc = PMIx_Commit();
+    if (rc != PMIX_SUCCESS) {
+        rcoll_error("PMIx_Commit failed: %s", PMIx_Error_string(rc));
+        return RCOLL_ERR_BOOTSTRAP;
+    }
+    pmix_proc_t all;
+    PMIX_PROC_CONSTRUCT(&all);
+    PMIX_LOAD_PROCID(&all, px->me.nspace, PMIX_RANK_WILDCARD);
+    pmix_info_t info[2];
+    bool collect = true;
+    int timeout = ctx->config.timeout > 0 ? (int)(ctx->config.timeout + 0.5) : 0;
+    PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    rc = PMIx_Fence(&all, 1, info, timeout > 0 ? 2 : 1);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    if (rc != PMIX_SUCCESS) {
+        rcoll_error("PMIx_Fence over %d ranks failed: %s%s", ctx->size, PMIx_Error_string(rc),
+                    rc == PMIX_ERR_TIMEOUT ? " (a rank did not reach rcoll_init within RCOLL_TIMEOUT)" : "");
+        return rc == PMIX_ERR_TIMEOUT ? RCOLL_ERR_TIMEOUT : RCOLL_ERR_BOOTSTRAP;
+    }
+    return RCOLL_OK;
+}
+
+rcoll_status_t rcoll_bootstrap_get(rcoll_context_t *ctx, int rank, const char *key,
+                                   void **data, size_t *len)
+{
+    rcoll_pmix_t *px = ctx->pmix;
+    pmix_proc_t proc;
+    pmix_value_t *val = NULL;
+    PMIX_PROC_CONSTRUCT(&proc);
+    PMIX_LOAD_PROCID(&proc, px->me.nspace, rank);
+    pmix_status_t rc = PMIx_Get(&proc, key, NULL, 0, &val);
+    if (rc != PMIX_SUCCESS || val == NULL) {
+        rcoll_error("PMIx_Get(%s) of rank %d failed: %s", key, rank, PMIx_Error_string(rc));
+        return RCOLL_ERR_BOOTSTRAP;
+    }
+    if (val->type != PMIX_BYTE_OBJECT) {
+        rcoll_error("PMIx_Get(%s) of rank %d: type %d, expected a byte object", key, rank,
+                    (int)val->type);
+        PMIX_VALUE_RELEASE(val);
+        return RCOLL_ERR_BOOTSTRAP;
+    }
+    *len = val->data.bo.size;
+    *data = malloc(*len ? *len : 1);
+    if (*data == NULL) {
+        PMIX_VALUE_RELEASE(val);
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    memcpy(*data, val->data.bo.bytes, *len);
+    PMIX_VALUE_RELEASE(val);
+    return RCOLL_OK;
+}
+
+void rcoll_bootstrap_fini(rcoll_context_t *ctx)
+{
+    if (ctx->pmix != NULL) {
+        pmix_status_t rc = PMIx_Finalize(NULL, 0);
+        if (rc != PMIX_SUCCESS) {
+            rcoll_warn("PMIx_Finalize: %s", PMIx_Error_string(rc));
+        }
+        free(ctx->pmix);
+        ctx->pmix = NULL;
+    }
+}

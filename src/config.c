@@ -1,0 +1,257 @@
+/* config.c - parse, validate and format RCOLL_* settings. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "config.h"
+#include "log.h"
+
+extern char **environ;
+
+static const char *strip_prefix(const char *name)
+{
+    return strncmp(name, "RCOLL_", 6) == 0 ? name + 6 : name;
+}
+
+const rcoll_config_entry_t *rcoll_config_find(const char *name)
+{
+    const char *key = strip_prefix(name);
+    for (int t = 0; rcoll_config_tables[t] != NULL; t++) {
+        for (const rcoll_config_entry_t *e = rcoll_config_tables[t]; e->name != NULL; e++) {
+            if (strcmp(e->name, key) == 0) {
+                return e;
+            }
+        }
+    }
+    return NULL;
+}
+
+int rcoll_parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    while (isspace((unsigned char)*s)) {
+        s++;
+    }
+    if (*s == '-' || *s == '\0') {
+        return -1;
+    }
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || end == s) {
+        return -1;
+    }
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if ((*end == 'b' || *end == 'B') && shift != 0) {
+        end++;
+    }
+    if (*end != '\0' || (shift && v > (~0ULL >> shift))) {
+        return -1;
+    }
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+static int parse_bool(const char *s, int *out)
+{
+    static const char *const yes[] = { "1", "y", "yes", "true", "on" };
+    static const char *const no[] = { "0", "n", "no", "false", "off" };
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        if (strcasecmp(s, yes[i]) == 0) { *out = 1; return 0; }
+        if (strcasecmp(s, no[i]) == 0) { *out = 0; return 0; }
+    }
+    return -1;
+}
+
+static int enum_has(const char *choices, const char *word)
+{
+    size_t n = strlen(word);
+    const char *p = choices;
+    while (*p) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, word, n) == 0) {
+            return 1;
+        }
+        if (!bar) {
+            break;
+        }
+        p = bar + 1;
+    }
+    return 0;
+}
+
+rcoll_status_t rcoll_config_entry_set(rcoll_config_t *cfg, const rcoll_config_entry_t *e,
+                                      const char *value, char *err, size_t errlen)
+{
+    void *field = (char *)cfg + e->offset;
+    char *end;
+    long l;
+
+    errno = 0;
+    switch (e->type) {
+    case RCOLL_CONFIG_INT:
+        l = strtol(value, &end, 10);
+        if (errno || end == value || *end || l < -2147483647L || l > 2147483647L) {
+            snprintf(err, errlen, "expected an integer");
+            return RCOLL_ERR_INVALID_ARG;
+        }
+        *(int *)field = (int)l;
+        break;
+    case RCOLL_CONFIG_UINT:
+        l = strtol(value, &end, 10);
+        if (errno || end == value || *end || l < 0 || l > 2147483647L) {
+            snprintf(err, errlen, "expected a non-negative integer");
+            return RCOLL_ERR_INVALID_ARG;
+        }
+        *(unsigned *)field = (unsigned)l;
+        break;
+    case RCOLL_CONFIG_SIZE:
+        if (rcoll_parse_size(value, (size_t *)field) != 0) {
+            snprintf(err, errlen, "expected a size in bytes (suffix k, m or g allowed)");
+            return RCOLL_ERR_INVALID_ARG;
+        }
+        break;
+    case RCOLL_CONFIG_DOUBLE: {
+        double d = strtod(value, &end);
+        if (errno || end == value || *end || !isfinite(d) || d < 0) {
+            snprintf(err, errlen, "expected a non-negative number");
+            return RCOLL_ERR_INVALID_ARG;
+        }
+        *(double *)field = d;
+        break;
+    }
+    case RCOLL_CONFIG_BOOL:
+        if (parse_bool(value, (int *)field) != 0) {
+            snprintf(err, errlen, "expected 0/1, yes/no, true/false or on/off");
+            return RCOLL_ERR_INVALID_ARG;
+        }
+        break;
+    case RCOLL_CONFIG_LOGLEVEL: {
+        int lvl = rcoll_log_level_parse(value);
+        if (lvl < 0) {
+            snprintf(err, errlen, "expected error, warn, info, debug or trace");
+            return RCOLL_ERR_INVALID_ARG;
+        }
+        *(int *)field = lvl;
+        break;
+    }
+    case RCOLL_CONFIG_ENUM:
+        if (!enum_has(e->choices, value)) {
+            snprintf(err, errlen, "expected one of %s", e->choices);
+            return RCOLL_ERR_INVALID_ARG;
+        }
+        /* fall through */
+    case RCOLL_CONFIG_STRING:
+        if (strlen(value) >= RCOLL_CONFIG_STR_MAX) {
+            snprintf(err, errlen, "longer than %d characters", RCOLL_CONFIG_STR_MAX - 1);
+            return RCOLL_ERR_INVALID_ARG;
+        }
+        strcpy((char *)field, value);
+        break;
+    }
+    return RCOLL_OK;
+}
+
+void rcoll_config_format(const rcoll_config_t *cfg, const rcoll_config_entry_t *e,
+                         char *buf, size_t len)
+{
+    const void *field = (const char *)cfg + e->offset;
+    switch (e->type) {
+    case RCOLL_CONFIG_INT:      snprintf(buf, len, "%d", *(const int *)field); break;
+    case RCOLL_CONFIG_UINT:     snprintf(buf, len, "%u", *(const unsigned *)field); break;
+    case RCOLL_CONFIG_SIZE:     snprintf(buf, len, "%zu", *(const size_t *)field); break;
+    case RCOLL_CONFIG_DOUBLE:   snprintf(buf, len, "%g", *(const double *)field); break;
+    case RCOLL_CONFIG_BOOL:     snprintf(buf, len, "%d", *(const int *)field); break;
+    case RCOLL_CONFIG_LOGLEVEL: snprintf(buf, len, "%s", rcoll_log_level_name(*(const int *)field)); break;
+    case RCOLL_CONFIG_ENUM:
+    case RCOLL_CONFIG_STRING:   snprintf(buf, len, "%s", (const char *)field); break;
+    }
+}
+
+static rcoll_status_t set_or_complain(rcoll_config_t *cfg, const rcoll_config_entry_t *e,
+                                      const char *value, const char *from)
+{
+    char err[160];
+    rcoll_status_t st = rcoll_config_entry_set(cfg, e, value, err, sizeof(err));
+    if (st != RCOLL_OK) {
+        rcoll_error("RCOLL_%s='%s' (%s) is invalid: %s", e->name, value, from, err);
+    }
+    return st;
+}
+
+static void warn_unknown_env(void)
+{
+    for (char **env = environ; env && *env; env++) {
+        if (strncmp(*env, "RCOLL_", 6) != 0) {
+            continue;
+        }
+        char name[128];
+        const char *eq = strchr(*env, '=');
+        size_t n = eq ? (size_t)(eq - *env) : strlen(*env);
+        if (n >= sizeof(name)) {
+            n = sizeof(name) - 1;
+        }
+        memcpy(name, *env, n);
+        name[n] = '\0';
+        /* Variables of rcoll's test and launcher tools are not library settings. */
+        if (strncmp(name, "RCOLL_SOFTRDMA_", 15) == 0 || strncmp(name, "RCOLL_TEST_", 11) == 0 ||
+            strncmp(name, "RCOLLRUN_", 9) == 0) {
+            continue;
+        }
+        if (rcoll_config_find(name) == NULL) {
+            rcoll_warn("%s is set but is not an rcoll setting (rcoll_info lists them)", name);
+        }
+    }
+}
+
+rcoll_status_t rcoll_config_load(const char *const *overrides, rcoll_config_t *cfg)
+{
+    rcoll_status_t st;
+    memset(cfg, 0, sizeof(*cfg));
+
+    for (int t = 0; rcoll_config_tables[t] != NULL; t++) {
+        for (const rcoll_config_entry_t *e = rcoll_config_tables[t]; e->name != NULL; e++) {
+            char envname[128];
+            snprintf(envname, sizeof(envname), "RCOLL_%s", e->name);
+            const char *v = getenv(envname);
+            if (v != NULL) {
+                st = set_or_complain(cfg, e, v, "environment");
+            } else {
+                st = set_or_complain(cfg, e, e->defval, "default");
+            }
+            if (st != RCOLL_OK) {
+                return st;
+            }
+        }
+    }
+    for (; overrides && *overrides; overrides++) {
+        const char *eq = strchr(*overrides, '=');
+        char key[128];
+        if (eq == NULL || (size_t)(eq - *overrides) >= sizeof(key)) {
+            rcoll_error("rcoll_init: config entry '%s' is not of the form KEY=VALUE", *overrides);
+            return RCOLL_ERR_INVALID_ARG;
+        }
+        memcpy(key, *overrides, eq - *overrides);
+        key[eq - *overrides] = '\0';
+        const rcoll_config_entry_t *e = rcoll_config_find(key);
+        if (e == NULL) {
+            rcoll_error("rcoll_init: unknown setting '%s' (rcoll_info lists them)", key);
+            return RCOLL_ERR_INVALID_ARG;
+        }
+        st = set_or_complain(cfg, e, eq + 1, "rcoll_init config");
+        if (st != RCOLL_OK) {
+            return st;
+        }
+    }
+    warn_unknown_env();
+    return RCOLL_OK;
+}

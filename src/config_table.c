@@ -1,0 +1,69 @@
+/*
+ * config_table.c - every RCOLL_* variable: name, default, meaning.
+ * rcoll_info prints these tables with current values, and the README's table
+ * is generated from them (tools/rcoll_info --markdown).
+ */
+#include <stddef.h>
+#include "config.h"
+
+#define F(_field) offsetof(rcoll_config_t, _field)
+
+static const rcoll_config_entry_t core_table[] = {
+    { "LOG_LEVEL", "warn", "Log verbosity: error, warn, info, debug or trace",
+      RCOLL_CONFIG_LOGLEVEL, F(log_level), NULL, 1 },
+    { "TIMEOUT", "300", "Deadline in seconds for any single wait (a collective, connection "
+      "set-up, the bootstrap); 0 waits forever. On expiry the call fails with RCOLL_ERR_TIMEOUT "
+      "and logs the collective, step and peer",
+      RCOLL_CONFIG_DOUBLE, F(timeout), NULL, 1 },
+    { "EAGER_LIMIT", "8192", "Messages up to this many bytes are copied through pre-registered "
+      "buffers (eager); larger ones use rendezvous (RDMA write into the receiver's buffer). "
+      "Must be equal on all ranks",
+      RCOLL_CONFIG_SIZE, F(eager_limit), NULL, 0 },
+    { "SPIN_COUNT", "1000", "Idle progress polls before a waiting rank yields the CPU "
+      "(sched_yield); lower it when ranks outnumber cores",
+      RCOLL_CONFIG_UINT, F(spin_count), NULL, 1 },
+    { "TRANSPORT", "auto", "Network transport: auto (UCX where it can reach the peer, raw verbs "
+      "for iWARP devices or without UCX), ucx, or verbs",
+      RCOLL_CONFIG_ENUM, F(transport), "auto|ucx|verbs", 0 },
+    { "SHM", "1", "Use the shared-memory path between ranks on the same node",
+      RCOLL_CONFIG_BOOL, F(shm), NULL, 0 },
+    { NULL }
+};
+
+static const rcoll_config_entry_t coll_table[] = {
+    { "ALLREDUCE_ALGORITHM", "", "Force an allreduce algorithm (rcoll_info lists them); empty: "
+      "the selector chooses", RCOLL_CONFIG_STRING, F(allreduce_alg), NULL, 1 },
+    { "BCAST_ALGORITHM", "", "Force a broadcast algorithm; empty: the selector chooses",
+      RCOLL_CONFIG_STRING, F(bcast_alg), NULL, 1 },
+    { "BARRIER_ALGORITHM", "", "Force a barrier algorithm; empty: the selector chooses",
+      RCOLL_CONFIG_STRING, F(barrier_alg), NULL, 1 },
+    { "REDUCE_ALGORITHM", "", "Force a reduce algorithm; empty: the selector chooses",
+      RCOLL_CONFIG_STRING, F(reduce_alg), NULL, 1 },
+    { "ALLGATHER_ALGORITHM", "", "Force an allgather algorithm; empty: the selector chooses",
+      RCOLL_CONFIG_STRING, F(allgather_alg), NULL, 1 },
+    { "REDUCE_SCATTER_ALGORITHM", "", "Force a reduce-scatter algorithm; empty: the selector "
+      "chooses", RCOLL_CONFIG_STRING, F(reduce_scatter_alg), NULL, 1 },
+    { "TUNE_FILE", "", "File of selection overrides (size ranges -> algorithm); see "
+      "docs/algorithms.md", RCOLL_CONFIG_STRING, F(tune_file), NULL, 0 },
+    { "SEGMENT_SIZE", "65536", "Pipelining unit in bytes for segmented algorithms (ring, chain)",
+      RCOLL_CONFIG_SIZE, F(segment_size), NULL, 1 },
+    { NULL }
+};
+
+static const rcoll_config_entry_t verbs_table[] = {
+    { "NET_DEVICES", "", "RDMA devices and ports to use, dev:port[,dev:port...] (e.g. mlx5_0:1); "
+      "empty: the active device nearest to the process", RCOLL_CONFIG_STRING, F(net_devices), NULL, 0 },
+    { "IB_GID_INDEX", "-1", "RoCE GID index to use; -1: prefer RoCE v2 IPv4-mapped, then v2 "
+      "global IPv6, then v1", RCOLL_CONFIG_INT, F(ib_gid_index), NULL, 0 },
+    { "VERBS_CM", "auto", "Connection set-up for raw verbs: auto (rdma_cm for iWARP, out-of-band "
+      "QP exchange for IB/RoCE), rdmacm, or oob", RCOLL_CONFIG_ENUM, F(verbs_cm), "auto|rdmacm|oob", 0 },
+    { "RCACHE", "1", "Cache memory registrations of user buffers",
+      RCOLL_CONFIG_BOOL, F(rcache), NULL, 0 },
+    { "RCACHE_MAX", "1g", "Most bytes the registration cache keeps registered",
+      RCOLL_CONFIG_SIZE, F(rcache_max), NULL, 0 },
+    { NULL }
+};
+
+const rcoll_config_entry_t *const rcoll_config_tables[] = {
+    core_table, coll_table, verbs_table, NULL
+};

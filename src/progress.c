@@ -1,0 +1,41 @@
+/*
+ * progress.c - the progress engine: poll the transports, then advance every
+ * collective in flight.  Waiting callers back off: spin RCOLL_SPIN_COUNT idle
+ * polls, then sched_yield() on every idle poll, so oversubscribed ranks (8 on
+ * 2 cores) give their core to the rank that has work.
+ */
+#include <sched.h>
+#include <time.h>
+#include "core.h"
+
+double rcoll_time_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int rcoll_context_progress(rcoll_context_t *ctx)
+{
+    int events = 0;
+    for (int i = 0; i < ctx->ntls; i++) {
+        events += ctx->tls_ops[i]->progress(ctx->tls[i]);
+    }
+    rcoll_list_t *pos, *tmp;
+    rcoll_list_for_each_safe(pos, tmp, &ctx->active) {
+        rcoll_task_t *task = rcoll_container_of(pos, rcoll_task_t, link);
+        events += rcoll_task_progress(task);
+    }
+    return events;
+}
+
+void rcoll_context_backoff(rcoll_context_t *ctx, int events)
+{
+    if (events > 0) {
+        ctx->idle_polls = 0;
+    } else if (ctx->idle_polls >= ctx->config.spin_count) {
+        sched_yield();
+    } else {
+        ctx->idle_polls++;
+    }
+}

@@ -1,0 +1,224 @@
+/*
+ * task.c - a collective in flight (the public rcoll_request_t): post it,
+ * advance its algorithm, wait for it with a deadline, release it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core.h"
+#include "reduce.h"
+
+#define RCOLL_FREE_TASKS_MAX 16
+
+static rcoll_task_t *task_alloc(rcoll_context_t *ctx)
+{
+    rcoll_task_t *task;
+    if (!rcoll_list_empty(&ctx->free_tasks)) {
+        rcoll_list_t *e = ctx->free_tasks.next;
+        rcoll_list_del(e);
+        ctx->nfree_tasks--;
+        task = rcoll_container_of(e, rcoll_task_t, link);
+    } else if (posix_memalign((void **)&task, 64, sizeof(*task)) != 0) {
+        return NULL;
+    }
+    /* Everything before the op slots; the slots are set as ops are posted. */
+    memset(task, 0, offsetof(rcoll_task_t, ops));
+    rcoll_list_init(&task->link);
+    return task;
+}
+
+static void task_free(rcoll_task_t *task)
+{
+    rcoll_context_t *ctx = task->ctx;
+    free(task->scratch);
+    task->scratch = NULL;
+    if (ctx->nfree_tasks < RCOLL_FREE_TASKS_MAX) {
+        rcoll_list_add_tail(&ctx->free_tasks, &task->link);
+        ctx->nfree_tasks++;
+    } else {
+        free(task);
+    }
+}
+
+void *rcoll_task_scratch(rcoll_task_t *task, size_t size)
+{
+    if (task->scratch_size >= size && task->scratch != NULL) {
+        return task->scratch;
+    }
+    void *p;
+    if (posix_memalign(&p, 64, size ? size : 64) != 0) {
+        rcoll_error("%s: cannot allocate %zu bytes of scratch", rcoll_coll_name(task->args.type), size);
+        return NULL;
+    }
+    free(task->scratch);
+    task->scratch = p;
+    task->scratch_size = size;
+    return p;
+}
+
+rcoll_status_t rcoll_task_test(rcoll_task_t *task)
+{
+    if (task->op_error != RCOLL_OK) {
+        return task->op_error;
+    }
+    if (task->npending > 0) {
+        return RCOLL_INPROGRESS;
+    }
+    task->nops = 0;
+    return RCOLL_OK;
+}
+
+static void task_finish(rcoll_task_t *task, rcoll_status_t st)
+{
+    if (st == RCOLL_OK && task->npending != 0) {
+        rcoll_error("%s (algorithm %s) finished with %d operations pending: a bug in rcoll",
+                    rcoll_coll_name(task->args.type), task->alg->name, task->npending);
+        st = RCOLL_ERR_INTERNAL;
+    }
+    if (st != RCOLL_OK) {
+        rcoll_p2p_cancel_task(task);
+    }
+    task->status = st;
+    task->done = 1;
+    rcoll_list_del(&task->link);
+}
+
+int rcoll_task_progress(rcoll_task_t *task)
+{
+    if (task->done) {
+        return 0;
+    }
+    rcoll_status_t st = task->alg->progress(task);
+    if (st == RCOLL_INPROGRESS) {
+        return 0;
+    }
+    task_finish(task, st);
+    return 1;
+}
+
+/* A communicator of one rank: the result is the input. */
+static void local_copy(const rcoll_coll_args_t *a)
+{
+    size_t bytes = a->count * rcoll_datatype_size(a->dtype);
+    switch (a->type) {
+    case RCOLL_COLL_ALLREDUCE:
+    case RCOLL_COLL_REDUCE:
+    case RCOLL_COLL_ALLGATHER:
+    case RCOLL_COLL_REDUCE_SCATTER:
+        if (!a->in_place && bytes) {
+            memcpy(a->recvbuf, a->sendbuf, bytes);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args, rcoll_task_t **out)
+{
+    rcoll_context_t *ctx = comm->ctx;
+    rcoll_task_t *task = task_alloc(ctx);
+    if (task == NULL) {
+        rcoll_error("%s: out of memory for a request", rcoll_coll_name(args->type));
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    task->ctx = ctx;
+    task->comm = comm;
+    task->args = *args;
+    task->status = RCOLL_INPROGRESS;
+    task->wait_peer = -1;
+    task->start_time = task->last_progress = rcoll_time_now();
+    comm->nactive++;
+
+    int trivial = comm->size == 1 || (args->count == 0 && args->type != RCOLL_COLL_BARRIER);
+    if (trivial) {
+        if (args->count != 0) {
+            local_copy(args);
+        }
+        task->status = RCOLL_OK;
+        task->done = 1;
+        *out = task;
+        return RCOLL_OK;
+    }
+    task->seq = comm->next_seq++;
+    task->alg = rcoll_select(task);
+    if (task->alg == NULL) {
+        comm->nactive--;
+        task_free(task);
+        return RCOLL_ERR_INVALID_ARG;
+    }
+    rcoll_trace("post %s seq %u on comm 0x%llx: algorithm %s, count %zu",
+                rcoll_coll_name(args->type), task->seq, (unsigned long long)comm->id,
+                task->alg->name, args->count);
+    rcoll_list_add_tail(&ctx->active, &task->link);
+    rcoll_task_progress(task);      /* post the first messages now */
+    *out = task;
+    return RCOLL_OK;
+}
+
+int rcoll_task_check_deadline(rcoll_task_t *task)
+{
+    double timeout = task->ctx->config.timeout;
+    if (task->done || timeout <= 0) {
+        return 0;
+    }
+    double now = rcoll_time_now();
+    if (now - task->last_progress < timeout) {
+        return 0;
+    }
+    const rcoll_p2p_op_t *op = rcoll_task_first_pending(task);
+    char waiting[320];
+    if (op != NULL) {
+        snprintf(waiting, sizeof(waiting), "at step %u, waiting for rank %d (world rank %d): %s %zu "
+                 "bytes (%s)", op->step, op->peer, op->wpeer,
+                 op->kind == RCOLL_P2P_SEND ? "send of" : "receive of", op->len,
+                 rcoll_p2p_state_name(op));
+    } else if (task->wait_peer >= 0) {
+        snprintf(waiting, sizeof(waiting), "at step %u, waiting for rank %d (world rank %d) in "
+                 "shared memory", task->wait_step, task->wait_peer,
+                 task->comm->world_ranks[task->wait_peer]);
+    } else {
+        snprintf(waiting, sizeof(waiting), "in phase %d with no message pending", task->phase);
+    }
+    rcoll_error("rcoll_%s timed out: no progress for %.1f s (RCOLL_TIMEOUT) in algorithm %s, "
+                "communicator 0x%llx of %d ranks, sequence %u, %s",
+                rcoll_coll_name(task->args.type), now - task->last_progress, task->alg->name,
+                (unsigned long long)task->comm->id, task->comm->size, task->seq, waiting);
+    task_finish(task, RCOLL_ERR_TIMEOUT);
+    return 1;
+}
+
+rcoll_status_t rcoll_task_wait(rcoll_task_t *task)
+{
+    rcoll_context_t *ctx = task->ctx;
+    unsigned polls = 0;
+    while (!task->done) {
+        int events = rcoll_context_progress(ctx);
+        if (events == 0 && (++polls & 63) == 0) {
+            rcoll_task_check_deadline(task);
+        }
+        rcoll_context_backoff(ctx, events);
+    }
+    rcoll_status_t st = task->status;
+    rcoll_task_release(task);
+    return st;
+}
+
+void rcoll_task_release(rcoll_task_t *task)
+{
+    if (!task->zombie) {
+        task->comm->nactive--;
+        if (task->inflight_tl > 0) {
+            /* The transport still holds a completion inside this task. */
+            task->zombie = 1;
+            rcoll_list_add_tail(&task->ctx->zombies, &task->link);
+            return;
+        }
+    } else {
+        if (task->inflight_tl > 0) {
+            return;
+        }
+        rcoll_list_del(&task->link);
+    }
+    task_free(task);
+}

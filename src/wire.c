@@ -1,0 +1,98 @@
+/* wire.c - encode and validate message headers (layout in wire.h). */
+#include <stdio.h>
+#include <string.h>
+#include "wire.h"
+#include "transport.h"
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
+static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = v >> (8 * i); }
+static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = v >> (8 * i); }
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t get32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+void rcoll_wire_encode(const rcoll_wire_hdr_t *h, void *buf)
+{
+    uint8_t *p = buf;
+    p[0] = h->type;
+    p[1] = h->version;
+    put16(p + 2, h->rkey_len);
+    put32(p + 4, h->seq);
+    put64(p + 8, h->comm_id);
+    put32(p + 16, h->step);
+    put32(p + 20, h->src);
+    put64(p + 24, h->len);
+    put64(p + 32, h->addr);
+}
+
+const char *rcoll_msg_type_name(int type)
+{
+    switch (type) {
+    case RCOLL_MSG_EAGER: return "EAGER";
+    case RCOLL_MSG_RTR:   return "RTR";
+    case RCOLL_MSG_FIN:   return "FIN";
+    default:              return "unknown";
+    }
+}
+
+rcoll_status_t rcoll_wire_decode(const void *msg, size_t msg_len, rcoll_wire_hdr_t *h,
+                                 const void **body, size_t *body_len, char *err, size_t errlen)
+{
+    const uint8_t *p = msg;
+    if (msg == NULL || msg_len < RCOLL_WIRE_HDR_SIZE) {
+        snprintf(err, errlen, "message of %zu bytes is shorter than a header", msg_len);
+        return RCOLL_ERR_PROTOCOL;
+    }
+    h->type = p[0];
+    h->version = p[1];
+    h->rkey_len = get16(p + 2);
+    h->seq = get32(p + 4);
+    h->comm_id = get64(p + 8);
+    h->step = get32(p + 16);
+    h->src = get32(p + 20);
+    h->len = get64(p + 24);
+    h->addr = get64(p + 32);
+    if (h->version != RCOLL_WIRE_VERSION) {
+        snprintf(err, errlen, "wire version %u, expected %u (mixed rcoll versions?)",
+                 h->version, RCOLL_WIRE_VERSION);
+        return RCOLL_ERR_PROTOCOL;
+    }
+    size_t rest = msg_len - RCOLL_WIRE_HDR_SIZE;
+    switch (h->type) {
+    case RCOLL_MSG_EAGER:
+        if (h->len != rest || h->rkey_len != 0) {
+            snprintf(err, errlen, "EAGER says %llu payload bytes, carries %zu",
+                     (unsigned long long)h->len, rest);
+            return RCOLL_ERR_PROTOCOL;
+        }
+        break;
+    case RCOLL_MSG_RTR:
+        if (h->rkey_len == 0 || h->rkey_len > RCOLL_TL_RKEY_MAX || h->rkey_len != rest) {
+            snprintf(err, errlen, "RTR with a %u-byte key carries %zu bytes", h->rkey_len, rest);
+            return RCOLL_ERR_PROTOCOL;
+        }
+        break;
+    case RCOLL_MSG_FIN:
+        if (rest != 0 || h->rkey_len != 0) {
+            snprintf(err, errlen, "FIN with %zu trailing bytes", rest);
+            return RCOLL_ERR_PROTOCOL;
+        }
+        break;
+    default:
+        snprintf(err, errlen, "unknown message type %u", h->type);
+        return RCOLL_ERR_PROTOCOL;
+    }
+    *body = p + RCOLL_WIRE_HDR_SIZE;
+    *body_len = rest;
+    return RCOLL_OK;
+}

@@ -1,0 +1,476 @@
+/*
+ * ucx_tl.c - the UCX backend (UCP).
+ *
+ * Messages: one active message id; the payload is an 8-byte backend header
+ * {sender's world rank, magic} followed by rcoll's message, sent with
+ * UCP_AM_SEND_FLAG_EAGER from a pool of bounce buffers (so the caller's
+ * buffer is free at once) and delivered to the core from the AM callback.
+ *
+ * RDMA: mem_reg maps the region with ucp_mem_map; the packed key carries
+ * {address, length} of the region ahead of UCX's packed rkey so that put()
+ * refuses any write outside what was advertised.  put() is ucp_put_nbx
+ * followed by ucp_ep_flush_nbx; the completion fires when the flush does,
+ * i.e. once the data is visible at the target.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucp/api/ucp.h>
+#include "transport.h"
+#include "log.h"
+
+#define UCX_AM_ID        7
+#define UCX_MAGIC        0x72636f6cu      /* "rcol" */
+#define UCX_TL_HDR       8
+#define UCX_BOUNCE_COUNT 128
+#define UCX_MAX_MSG      (1u << 20)
+
+typedef struct bounce {
+    struct bounce   *next;
+    struct rcoll_tl *tl;
+    int              pooled;
+    uint8_t          data[];
+} bounce_t;
+
+struct rcoll_tl {
+    ucp_context_h        ucp;
+    ucp_worker_h         worker;
+    ucp_address_t       *addr;
+    size_t               addr_len;
+    int                  rank, size;
+    ucp_ep_h            *eps;
+    int                 *failed;
+    rcoll_tl_callbacks_t cb;
+    size_t               bounce_size;
+    bounce_t            *free_bounce;
+    void                *bounce_mem;
+    int                  inflight;        /* sends, puts and flushes not completed */
+    int                  closing;         /* peers going away now is expected */
+};
+
+struct rcoll_tl_mr {
+    ucp_mem_h memh;
+    void     *addr;
+    size_t    len;
+};
+
+typedef struct {
+    uint64_t addr;
+    uint64_t len;
+} ucx_rkey_hdr_t;
+
+typedef struct {
+    struct rcoll_tl       *tl;
+    ucp_rkey_h             rkey;
+    int                    peer;
+    rcoll_tl_completion_t *comp;
+} put_ctx_t;
+
+static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
+static int ep_rank(struct rcoll_tl *tl, ucp_ep_h ep)
+{
+    for (int r = 0; r < tl->size; r++) {
+        if (tl->eps[r] == ep) {
+            return r;
+        }
+    }
+    return -1;
+}
+
+static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    struct rcoll_tl *tl = arg;
+    int peer = ep_rank(tl, ep);
+    if (peer < 0 || tl->failed[peer] || tl->closing) {
+        return;
+    }
+    tl->failed[peer] = 1;
+    char reason[160];
+    snprintf(reason, sizeof(reason), "UCX reports endpoint error: %s", ucs_status_string(status));
+    tl->cb.peer_error(tl->cb.arg, peer, RCOLL_ERR_PEER_FAILED, reason);
+}
+
+static ucs_status_t am_cb(void *arg, const void *header, size_t header_length, void *data,
+                          size_t length, const ucp_am_recv_param_t *param)
+{
+    struct rcoll_tl *tl = arg;
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+        rcoll_error("ucx: dropping an unexpected rendezvous active message of %zu bytes", length);
+        return UCS_OK;
+    }
+    if (length < UCX_TL_HDR || get32((const uint8_t *)data + 4) != UCX_MAGIC) {
+        rcoll_error("ucx: dropping a malformed message of %zu bytes", length);
+        return UCS_OK;
+    }
+    uint32_t src = get32(data);
+    if (src >= (uint32_t)tl->size) {
+        rcoll_error("ucx: dropping a message from out-of-range rank %u", src);
+        return UCS_OK;
+    }
+    tl->cb.recv(tl->cb.arg, (int)src, (const uint8_t *)data + UCX_TL_HDR, length - UCX_TL_HDR);
+    return UCS_OK;
+}
+
+static rcoll_status_t ucx_open(const rcoll_tl_params_t *p, rcoll_tl_t **out)
+{
+    struct rcoll_tl *tl = calloc(1, sizeof(*tl));
+    if (tl == NULL) {
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    tl->rank = p->rank;
+    tl->size = p->size;
+    tl->cb = p->cb;
+    tl->eps = calloc((size_t)p->size, sizeof(*tl->eps));
+    tl->failed = calloc((size_t)p->size, sizeof(int));
+    tl->bounce_size = UCX_TL_HDR + p->config->eager_limit + 64 + RCOLL_TL_RKEY_MAX;
+    if (tl->bounce_size > UCX_MAX_MSG + UCX_TL_HDR) {
+        tl->bounce_size = UCX_MAX_MSG + UCX_TL_HDR;
+    }
+    size_t stride = (sizeof(bounce_t) + tl->bounce_size + 63) & ~(size_t)63;
+    tl->bounce_mem = calloc(UCX_BOUNCE_COUNT, stride);
+    if (!tl->eps || !tl->failed || !tl->bounce_mem) {
+        free(tl->eps); free(tl->failed); free(tl->bounce_mem); free(tl);
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    for (int i = 0; i < UCX_BOUNCE_COUNT; i++) {
+        bounce_t *b = (bounce_t *)((char *)tl->bounce_mem + (size_t)i * stride);
+        b->tl = tl;
+        b->pooled = 1;
+        b->next = tl->free_bounce;
+        tl->free_bounce = b;
+    }
+
+    ucp_config_t *config;
+    ucs_status_t s = ucp_config_read(NULL, NULL, &config);
+    if (s != UCS_OK) {
+        rcoll_error("ucx: ucp_config_read failed: %s", ucs_status_string(s));
+        goto err;
+    }
+    ucp_params_t params = {
+        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME,
+        .features = UCP_FEATURE_AM | UCP_FEATURE_RMA,
+        .name = "rcoll",
+    };
+    s = ucp_init(&params, config, &tl->ucp);
+    ucp_config_release(config);
+    if (s != UCS_OK) {
+        rcoll_error("ucx: ucp_init failed: %s (check UCX_TLS / UCX_NET_DEVICES)", ucs_status_string(s));
+        goto err;
+    }
+    ucp_worker_params_t wparams = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = UCS_THREAD_MODE_SINGLE,
+    };
+    s = ucp_worker_create(tl->ucp, &wparams, &tl->worker);
+    if (s != UCS_OK) {
+        rcoll_error("ucx: ucp_worker_create failed: %s", ucs_status_string(s));
+        goto err_cleanup;
+    }
+    ucp_am_handler_param_t am = {
+        .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                      UCP_AM_HANDLER_PARAM_FIELD_ARG,
+        .id = UCX_AM_ID, .cb = am_cb, .arg = tl,
+    };
+    s = ucp_worker_set_am_recv_handler(tl->worker, &am);
+    if (s == UCS_OK) {
+        s = ucp_worker_get_address(tl->worker, &tl->addr, &tl->addr_len);
+    }
+    if (s != UCS_OK) {
+        rcoll_error("ucx: worker set-up failed: %s", ucs_status_string(s));
+        goto err_worker;
+    }
+    *out = tl;
+    return RCOLL_OK;
+
+err_worker:
+    ucp_worker_destroy(tl->worker);
+err_cleanup:
+    ucp_cleanup(tl->ucp);
+err:
+    free(tl->eps); free(tl->failed); free(tl->bounce_mem); free(tl);
+    return RCOLL_ERR_TRANSPORT;
+}
+
+static void wait_request(struct rcoll_tl *tl, ucs_status_ptr_t req)
+{
+    if (req == NULL || UCS_PTR_IS_ERR(req)) {
+        return;
+    }
+    /* Bounded: closing endpoints to dead peers is forced, so this ends. */
+    for (int i = 0; i < 10000000 && ucp_request_check_status(req) == UCS_INPROGRESS; i++) {
+        ucp_worker_progress(tl->worker);
+    }
+    ucp_request_free(req);
+}
+
+static void ucx_close(rcoll_tl_t *tl)
+{
+    /* Deliver what is still queued, then close without a handshake: peers
+     * that finished first may already be gone, and waiting for them to
+     * acknowledge would stall finalize. */
+    ucp_request_param_t none = { .op_attr_mask = 0 };
+    wait_request(tl, ucp_worker_flush_nbx(tl->worker, &none));
+    tl->closing = 1;
+    for (int r = 0; r < tl->size; r++) {
+        if (tl->eps[r] == NULL) {
+            continue;
+        }
+        ucp_request_param_t p = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                                  .flags = UCP_EP_CLOSE_FLAG_FORCE };
+        wait_request(tl, ucp_ep_close_nbx(tl->eps[r], &p));
+    }
+    ucp_worker_release_address(tl->worker, tl->addr);
+    ucp_worker_destroy(tl->worker);
+    ucp_cleanup(tl->ucp);
+    free(tl->eps);
+    free(tl->failed);
+    free(tl->bounce_mem);
+    free(tl);
+}
+
+static rcoll_status_t ucx_address(rcoll_tl_t *tl, const void **addr, size_t *len)
+{
+    *addr = tl->addr;
+    *len = tl->addr_len;
+    return RCOLL_OK;
+}
+
+static rcoll_status_t ucx_connect(rcoll_tl_t *tl, int peer, const void *addr, size_t len)
+{
+    ucp_ep_params_t p = {
+        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER,
+        .address = addr,
+        .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+        .err_handler = { .cb = ep_error_cb, .arg = tl },
+    };
+    ucs_status_t s = ucp_ep_create(tl->worker, &p, &tl->eps[peer]);
+    if (s != UCS_OK) {
+        rcoll_error("ucx: cannot create an endpoint to rank %d: %s", peer, ucs_status_string(s));
+        return RCOLL_ERR_TRANSPORT;
+    }
+    return RCOLL_OK;
+}
+
+static void bounce_put(bounce_t *b)
+{
+    if (b->pooled) {
+        b->next = b->tl->free_bounce;
+        b->tl->free_bounce = b;
+    } else {
+        free(b);
+    }
+}
+
+static void send_cb(void *request, ucs_status_t status, void *user_data)
+{
+    bounce_t *b = user_data;
+    b->tl->inflight--;
+    if (status != UCS_OK && status != UCS_ERR_CANCELED) {
+        rcoll_debug("ucx: send completed with %s", ucs_status_string(status));
+    }
+    bounce_put(b);
+    ucp_request_free(request);
+}
+
+static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t hdr_len,
+                               const void *data, size_t len)
+{
+    size_t total = UCX_TL_HDR + hdr_len + len;
+    bounce_t *b = tl->free_bounce;
+    if (b != NULL && total <= tl->bounce_size) {
+        tl->free_bounce = b->next;
+    } else if ((b = malloc(sizeof(*b) + total)) != NULL) {
+        b->tl = tl;
+        b->pooled = 0;
+    } else {
+        rcoll_error("ucx: out of memory for a %zu-byte message to rank %d", total, peer);
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    put32(b->data, (uint32_t)tl->rank);
+    put32(b->data + 4, UCX_MAGIC);
+    memcpy(b->data + UCX_TL_HDR, hdr, hdr_len);
+    if (len) {
+        memcpy(b->data + UCX_TL_HDR + hdr_len, data, len);
+    }
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                        UCP_OP_ATTR_FIELD_FLAGS,
+        .cb.send = send_cb,
+        .user_data = b,
+        .flags = UCP_AM_SEND_FLAG_EAGER,
+    };
+    ucs_status_ptr_t req = ucp_am_send_nbx(tl->eps[peer], UCX_AM_ID, NULL, 0, b->data, total, &p);
+    if (req == NULL) {
+        bounce_put(b);
+        return RCOLL_OK;
+    }
+    if (UCS_PTR_IS_ERR(req)) {
+        bounce_put(b);
+        rcoll_error("ucx: send of %zu bytes to rank %d failed: %s", total, peer,
+                    ucs_status_string(UCS_PTR_STATUS(req)));
+        return tl->failed[peer] ? RCOLL_ERR_PEER_FAILED : RCOLL_ERR_TRANSPORT;
+    }
+    tl->inflight++;
+    return RCOLL_OK;
+}
+
+static rcoll_status_t ucx_mem_reg(rcoll_tl_t *tl, void *addr, size_t len, unsigned access,
+                                  rcoll_tl_mr_t **out)
+{
+    struct rcoll_tl_mr *mr = malloc(sizeof(*mr));
+    if (mr == NULL) {
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    ucp_mem_map_params_t p = {
+        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+        .address = addr,
+        .length = len,
+    };
+    ucs_status_t s = ucp_mem_map(tl->ucp, &p, &mr->memh);
+    if (s != UCS_OK) {
+        rcoll_error("ucx: ucp_mem_map of %zu bytes at %p failed: %s", len, addr, ucs_status_string(s));
+        free(mr);
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    mr->addr = addr;
+    mr->len = len;
+    *out = mr;
+    return RCOLL_OK;
+}
+
+static rcoll_status_t ucx_pack_rkey(rcoll_tl_t *tl, rcoll_tl_mr_t *mr, void *buf, size_t *len)
+{
+    void *rkey;
+    size_t size;
+    ucs_status_t s = ucp_rkey_pack(tl->ucp, mr->memh, &rkey, &size);
+    if (s != UCS_OK) {
+        rcoll_error("ucx: ucp_rkey_pack failed: %s", ucs_status_string(s));
+        return RCOLL_ERR_TRANSPORT;
+    }
+    ucx_rkey_hdr_t h = { (uint64_t)(uintptr_t)mr->addr, mr->len };
+    if (sizeof(h) + size > *len) {
+        rcoll_error("ucx: packed remote key of %zu bytes exceeds %zu", size, *len - sizeof(h));
+        ucp_rkey_buffer_release(rkey);
+        return RCOLL_ERR_INTERNAL;
+    }
+    memcpy(buf, &h, sizeof(h));
+    memcpy((uint8_t *)buf + sizeof(h), rkey, size);
+    *len = sizeof(h) + size;
+    ucp_rkey_buffer_release(rkey);
+    return RCOLL_OK;
+}
+
+static void ucx_mem_dereg(rcoll_tl_t *tl, rcoll_tl_mr_t *mr)
+{
+    ucs_status_t s = ucp_mem_unmap(tl->ucp, mr->memh);
+    if (s != UCS_OK) {
+        rcoll_warn("ucx: ucp_mem_unmap failed: %s", ucs_status_string(s));
+    }
+    free(mr);
+}
+
+static void flush_cb(void *request, ucs_status_t status, void *user_data)
+{
+    put_ctx_t *pc = user_data;
+    struct rcoll_tl *tl = pc->tl;
+    tl->inflight--;
+    ucp_rkey_destroy(pc->rkey);
+    if (status != UCS_OK) {
+        rcoll_error("ucx: RDMA write to rank %d failed: %s", pc->peer, ucs_status_string(status));
+    }
+    pc->comp->cb(pc->comp, status == UCS_OK ? RCOLL_OK :
+                 tl->failed[pc->peer] ? RCOLL_ERR_PEER_FAILED : RCOLL_ERR_TRANSPORT);
+    free(pc);
+    if (request != NULL) {
+        ucp_request_free(request);
+    }
+}
+
+static rcoll_status_t ucx_put(rcoll_tl_t *tl, int peer, const void *laddr, size_t len, uint64_t raddr,
+                              const void *rkey_buf, size_t rkey_len, rcoll_tl_completion_t *comp)
+{
+    ucx_rkey_hdr_t h;
+    if (rkey_len <= sizeof(h)) {
+        rcoll_error("ucx: remote key from rank %d is %zu bytes: malformed", peer, rkey_len);
+        return RCOLL_ERR_PROTOCOL;
+    }
+    memcpy(&h, rkey_buf, sizeof(h));
+    if (raddr < h.addr || len > h.len || raddr - h.addr > h.len - len) {
+        rcoll_error("ucx: refusing a write of %zu bytes at 0x%llx to rank %d: outside the region "
+                    "it advertised (0x%llx, %llu bytes)", len, (unsigned long long)raddr, peer,
+                    (unsigned long long)h.addr, (unsigned long long)h.len);
+        return RCOLL_ERR_PROTOCOL;
+    }
+    put_ctx_t *pc = malloc(sizeof(*pc));
+    if (pc == NULL) {
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    ucs_status_t s = ucp_ep_rkey_unpack(tl->eps[peer], (const uint8_t *)rkey_buf + sizeof(h), &pc->rkey);
+    if (s != UCS_OK) {
+        rcoll_error("ucx: cannot unpack the remote key of rank %d: %s", peer, ucs_status_string(s));
+        free(pc);
+        return RCOLL_ERR_TRANSPORT;
+    }
+    pc->tl = tl;
+    pc->peer = peer;
+    pc->comp = comp;
+    ucp_request_param_t none = { .op_attr_mask = 0 };
+    ucs_status_ptr_t req = ucp_put_nbx(tl->eps[peer], laddr, len, raddr, pc->rkey, &none);
+    if (UCS_PTR_IS_ERR(req)) {
+        rcoll_error("ucx: RDMA write of %zu bytes to rank %d failed: %s", len, peer,
+                    ucs_status_string(UCS_PTR_STATUS(req)));
+        ucp_rkey_destroy(pc->rkey);
+        free(pc);
+        return tl->failed[peer] ? RCOLL_ERR_PEER_FAILED : RCOLL_ERR_TRANSPORT;
+    }
+    if (req != NULL) {
+        ucp_request_free(req);     /* the flush below covers its completion */
+    }
+    ucp_request_param_t fp = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.send = flush_cb,
+        .user_data = pc,
+    };
+    tl->inflight++;
+    req = ucp_ep_flush_nbx(tl->eps[peer], &fp);
+    if (req == NULL) {
+        flush_cb(NULL, UCS_OK, pc);
+    } else if (UCS_PTR_IS_ERR(req)) {
+        flush_cb(NULL, UCS_PTR_STATUS(req), pc);
+    }
+    return RCOLL_OK;
+}
+
+static int ucx_progress(rcoll_tl_t *tl)
+{
+    return (int)ucp_worker_progress(tl->worker);
+}
+
+static unsigned ucx_caps(rcoll_tl_t *tl)
+{
+    return RCOLL_TL_CAP_PUT;
+}
+
+static size_t ucx_max_msg_size(rcoll_tl_t *tl)
+{
+    return UCX_MAX_MSG;
+}
+
+const rcoll_tl_ops_t rcoll_tl_ucx_ops = {
+    .name = "ucx",
+    .open = ucx_open,
+    .close = ucx_close,
+    .address = ucx_address,
+    .connect = ucx_connect,
+    .send = ucx_send,
+    .mem_reg = ucx_mem_reg,
+    .pack_rkey = ucx_pack_rkey,
+    .mem_dereg = ucx_mem_dereg,
+    .put = ucx_put,
+    .progress = ucx_progress,
+    .caps = ucx_caps,
+    .max_msg_size = ucx_max_msg_size,
+};
