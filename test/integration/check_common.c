@@ -369,7 +369,13 @@ void check_format(rcoll_datatype_t dt, const void *buf, size_t i, char *out, siz
 /* ---- guarded buffers ---- */
 
 #define GUARD 64
-static unsigned char guard_byte(size_t k) { return (unsigned char)(0xa5 ^ (k * 29)); }
+/* Each buffer gets its own guard pattern, so a copy that runs past the end
+ * of one buffer and takes the next bytes of another still shows. */
+static unsigned guard_seed;
+static unsigned char guard_byte(size_t k, unsigned seed)
+{
+    return (unsigned char)(0xa5 ^ (k * 29) ^ (seed * 0x3b));
+}
 
 int check_buf_alloc(check_buf_t *b, size_t bytes, size_t offset)
 {
@@ -384,10 +390,11 @@ int check_buf_alloc(check_buf_t *b, size_t bytes, size_t offset)
     b->ptr = b->raw + GUARD + offset;
     b->bytes = bytes;
     b->offset = offset;
+    b->seed = ++guard_seed;
     for (size_t k = 0; k < GUARD + offset; k++)
-        b->raw[k] = guard_byte(k);
+        b->raw[k] = guard_byte(k, b->seed);
     for (size_t k = 0; k < GUARD; k++)
-        b->ptr[bytes + k] = guard_byte(k + 7);
+        b->ptr[bytes + k] = guard_byte(k + 7, b->seed);
     return 0;
 }
 
@@ -406,13 +413,13 @@ int check_buf_guards(const check_buf_t *b, long *where)
 {
     size_t before = GUARD + b->offset;
     for (size_t k = 0; k < before; k++) {
-        if (b->raw[k] != guard_byte(k)) {
+        if (b->raw[k] != guard_byte(k, b->seed)) {
             *where = (long)k - (long)before;
             return -1;
         }
     }
     for (size_t k = 0; k < GUARD; k++) {
-        if (b->ptr[b->bytes + k] != guard_byte(k + 7)) {
+        if (b->ptr[b->bytes + k] != guard_byte(k + 7, b->seed)) {
             *where = (long)(b->bytes + k);
             return 1;
         }

@@ -54,6 +54,7 @@ typedef struct check_buf {
     unsigned char *ptr;     /* what the library gets */
     size_t         bytes;   /* usable bytes at ptr */
     size_t         offset;
+    unsigned       seed;    /* of the guard pattern */
 } check_buf_t;
 
 int  check_buf_alloc(check_buf_t *b, size_t bytes, size_t offset);
