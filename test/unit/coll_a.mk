@@ -12,17 +12,14 @@ test_unit_test_coll_reduction_math_LDADD = $(UNIT_LDADD)
 check_PROGRAMS += test/unit/test_coll_reduction_sim
 TESTS += test/unit/test_coll_reduction_sim
 test_unit_test_coll_reduction_sim_SOURCES = test/unit/test_coll_reduction_sim.c \
-    collectives/allreduce/allreduce.c \
     collectives/allreduce/allreduce_recursive_doubling.c \
     collectives/allreduce/allreduce_ring.c \
     collectives/allreduce/allreduce_rabenseifner.c \
     collectives/allreduce/allreduce_reduce_bcast.c \
     collectives/allreduce/reduction_math.c \
     collectives/allreduce/reduction_engine.c \
-    collectives/reduce/reduce.c \
     collectives/reduce/reduce_binomial.c \
     collectives/reduce/reduce_scatter_gather.c \
-    collectives/reduce_scatter/reduce_scatter.c \
     collectives/reduce_scatter/reduce_scatter_recursive_halving.c \
     collectives/reduce_scatter/reduce_scatter_ring.c \
     src/reduce.c src/reduce_half.c src/datatype.c
