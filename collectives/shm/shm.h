@@ -89,6 +89,8 @@ typedef struct {
 rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op);
 
 /* The collective is complete on this rank: publish done = k. */
+/* The algorithms' abort hook: every shm state begins with its rcoll__shm_op_t. */
+void rcoll__shm_abort(rcoll_task_t *task);
 void rcoll__shm_leave(rcoll_task_t *task, rcoll__shm_op_t *op);
 
 /* 1 when every rank has finished collective k - 2, so this rank may

@@ -377,6 +377,20 @@ rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op)
     }
 }
 
+/*
+ * A shm collective failed (timeout, peer failure).  If it held this rank's
+ * turn on the segment, pass the turn on: later collectives then wait on (and
+ * name) the peers they really wait for, instead of on this abandoned one.
+ * Its done flag is not published, so no peer mistakes it for finished.
+ */
+void rcoll__shm_abort(rcoll_task_t *task)
+{
+    rcoll__shm_op_t *op = (rcoll__shm_op_t *)(void *)task->alg_state;
+    if (op->sh != NULL && op->stage == ST_ENTERED && op->sh->completed < op->k) {
+        op->sh->completed = op->k;
+    }
+}
+
 void rcoll__shm_leave(rcoll_task_t *task, rcoll__shm_op_t *op)
 {
     rcoll__shm_t *sh = op->sh;
