@@ -79,7 +79,10 @@ static const char *wr_name(int kind)
 
 static void wc_error(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, const struct ibv_wc *wc, int kind)
 {
-    rcoll_status_t st = wc->status == IBV_WC_RETRY_EXC_ERR || wc->status == IBV_WC_RNR_RETRY_EXC_ERR
+    /* A flush with no error of ours on an rdma_cm connection: the peer (or
+     * the path to it) tore the connection down. */
+    rcoll_status_t st = wc->status == IBV_WC_RETRY_EXC_ERR || wc->status == IBV_WC_RNR_RETRY_EXC_ERR ||
+                        (wc->status == IBV_WC_WR_FLUSH_ERR && tl->cm == RCOLL_VERBS_CM_RDMACM)
                         ? RCOLL_ERR_PEER_FAILED : RCOLL_ERR_TRANSPORT;
 
     if (wc->status == IBV_WC_WR_FLUSH_ERR && ep->state == RCOLL_VERBS_EP_FAILED) {

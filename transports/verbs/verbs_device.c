@@ -54,7 +54,7 @@ static size_t read_gid_table(struct ibv_context *ctx, int port, int len,
 rcoll_status_t rcoll__verbs_port_query(struct ibv_context *ctx, int port, int gid_override,
                                        rcoll_verbs_port_t *out)
 {
-    static rcoll_verbs_gid_entry_t table[GID_TABLE_MAX];
+    rcoll_verbs_gid_entry_t table[GID_TABLE_MAX];
     const char *dev = ibv_get_device_name(ctx->device);
     size_t n;
     int pos;
