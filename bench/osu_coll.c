@@ -29,9 +29,9 @@
  *   -h             help
  *
  * Built with -DOSU_CALLGRIND (bench/callgrind-overhead does), the timed calls
- * and nothing else are bracketed by callgrind's collection toggles, so
- * `valgrind --tool=callgrind --collect-atstart=no` counts exactly the
- * instructions executed inside the measured collective calls.
+ * and nothing else are bracketed by callgrind's collection toggles, and each
+ * is followed by a dump, so `valgrind --tool=callgrind --collect-atstart=no`
+ * writes one profile per measured call holding exactly its instructions.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "osu_backend.h"
@@ -87,9 +87,11 @@
 
 #ifdef OSU_CALLGRIND
 #include <valgrind/callgrind.h>
-#define COUNT_TOGGLE() CALLGRIND_TOGGLE_COLLECT
+#define COUNT_BEGIN() CALLGRIND_TOGGLE_COLLECT
+#define COUNT_END()   do { CALLGRIND_TOGGLE_COLLECT; CALLGRIND_DUMP_STATS; } while (0)
 #else
-#define COUNT_TOGGLE() ((void)0)
+#define COUNT_BEGIN() ((void)0)
+#define COUNT_END()   ((void)0)
 #endif
 
 #define LARGE_MESSAGE_SIZE 8192
@@ -438,10 +440,10 @@ static void timed_call(struct buffers *b, size_t count, size_t size, long iter, 
     const char *what = "";
     double t0 = now();
     if (counted)
-        COUNT_TOGGLE();
+        COUNT_BEGIN();
     int rc = run_once(b, count, &what);
     if (counted)
-        COUNT_TOGGLE();
+        COUNT_END();
     *elapsed = now() - t0;
     check(rc, what, size, iter);
 }
@@ -479,7 +481,7 @@ static double agree_max(double v, size_t size, const char *what)
  * `skip` warm-up calls and the fixed iteration count.  With -T the warm-up
  * stops early when it would take more than half the target (the first call,
  * which may set up connections, decides; at least one more call follows
- * when WARMUP >= 2), and the fastest of the calls after the first sets the
+ * when WARMUP >= 2, unless the first alone took longer than the target), and the fastest of the calls after the first sets the
  * iteration count for the target time (the fastest, because on a shared
  * machine one preempted call would otherwise cut the count to a handful).  `calls` is how many
  * collectives one timed iteration holds (iallreduce times two phases).
@@ -504,7 +506,7 @@ static long warm_up(const struct options *o, struct buffers *b, size_t size, siz
     double first = agree_max(t, size, "allreduce(float64 max) of the first call's time");
     double budget = o->target_ms * 1e-3 / 2;
     long more = first > 0 ? (long)(budget / first) : skip;
-    if (more < 1)
+    if (more < 1 && first <= o->target_ms * 1e-3)
         more = 1;   /* the first call may be all set-up: time at least one more */
     if (more > skip - 1)
         more = skip - 1;

@@ -60,7 +60,7 @@ static rcoll_status_t open_one(rcoll_context_t *ctx, const char *name, int prefe
         return RCOLL_ERR_NOT_SUPPORTED;
     }
     rcoll_tl_params_t params = {
-        .rank = ctx->rank, .size = ctx->size, .node_of = NULL, .config = &ctx->config,
+        .rank = ctx->rank, .size = ctx->size, .node_of = ctx->node_of, .config = &ctx->config,
         .cb = { .arg = ctx, .recv = rcoll_p2p_recv_cb, .peer_error = rcoll_p2p_peer_error_cb },
     };
     int saved = rcoll__log_level;

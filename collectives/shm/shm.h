@@ -31,8 +31,8 @@
 #define RCOLL__SHM_LINE      64
 #define RCOLL__SHM_NBUF      4            /* pipeline depth (chunk buffers) */
 #define RCOLL__SHM_SMALL     (16 * 1024)  /* default largest flat collective */
-#define RCOLL__SHM_SLICE     (64 * 1024)  /* default pipeline slice per rank */
-#define RCOLL__SHM_CHUNK_MAX (1024 * 1024)
+#define RCOLL__SHM_SLICE     (128 * 1024) /* default pipeline slice per rank */
+#define RCOLL__SHM_CHUNK_MAX (512 * 1024) /* slices shrink to keep a chunk <= this */
 #define RCOLL__SHM_NAME_MAX  48
 
 /* Diagnostic steps (task->wait_step) of the shm algorithms. */
@@ -101,6 +101,13 @@ void rcoll__shm_pipe_finish(rcoll__shm_t *sh, uint64_t g);
 
 /* The cost model's verdict: INFINITY unless the shm path can run. */
 double rcoll__shm_cost(const rcoll_model_t *m, int nranks, int ppn, double bytes_moved);
+
+/* Private state for comm (not yet set up); NULL if out of memory. */
+rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm);
+
+/* Fill sh's geometry (slot size small_max, pipeline slice per rank and
+ * depth nbuf, capped so a chunk stays <= RCOLL__SHM_CHUNK_MAX) and size. */
+void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbuf);
 
 /* ---- layout ---- */
 

@@ -71,7 +71,7 @@ static void shm_free(rcoll_comm_t *comm)
     comm->shm_free = NULL;
 }
 
-static rcoll__shm_t *shm_alloc(rcoll_comm_t *comm)
+rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
 {
     rcoll__shm_t *sh = calloc(1, sizeof(*sh));
     uint64_t *flags = calloc(4 * (size_t)comm->size, sizeof(uint64_t));
@@ -101,26 +101,38 @@ static void geometry_from(rcoll__shm_t *sh, const shm_header_t *h)
     sh->nbuf = h->nbuf;
 }
 
-static void geometry_choose(shm_header_t *h, int p)
+static void geometry_to(shm_header_t *h, const rcoll__shm_t *sh)
 {
-    size_t slice = RCOLL__SHM_SLICE;
+    h->magic = SHM_MAGIC;
+    h->version = SHM_VERSION;
+    h->nranks = sh->p;
+    h->size = sh->size;
+    h->rank_stride = sh->rank_stride;
+    h->slot_stride = sh->slot_stride;
+    h->small_max = sh->small_max;
+    h->slice = sh->slice;
+    h->chunk = sh->chunk;
+    h->nbuf = sh->nbuf;
+}
+
+void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbuf)
+{
+    int p = sh->p;
     if (slice * (size_t)p > RCOLL__SHM_CHUNK_MAX) {
-        slice = RCOLL__SHM_CHUNK_MAX / (size_t)p / RCOLL__SHM_LINE * RCOLL__SHM_LINE;
+        slice = RCOLL__SHM_CHUNK_MAX / (size_t)p;
     }
+    slice = slice / RCOLL__SHM_LINE * RCOLL__SHM_LINE;
     if (slice < 4096) {
         slice = 4096;
     }
-    h->magic = SHM_MAGIC;
-    h->version = SHM_VERSION;
-    h->nranks = p;
-    h->small_max = RCOLL__SHM_SMALL;
-    h->slot_stride = round_up(sizeof(uint64_t) + h->small_max, RCOLL__SHM_LINE);
-    h->slice = slice;
-    h->chunk = slice * (size_t)p;
-    h->nbuf = RCOLL__SHM_NBUF;
-    h->rank_stride = round_up(sizeof(rcoll__shm_ctl_t) + 2 * h->slot_stride +
-                              (size_t)h->nbuf * (h->chunk + h->slice), 4096);
-    h->size = 4096 + (size_t)p * h->rank_stride;
+    sh->small_max = small_max;
+    sh->slot_stride = round_up(sizeof(uint64_t) + small_max, RCOLL__SHM_LINE);
+    sh->slice = slice;
+    sh->chunk = slice * (size_t)p;
+    sh->nbuf = nbuf < 2 ? 2 : nbuf;
+    sh->rank_stride = round_up(sizeof(rcoll__shm_ctl_t) + 2 * sh->slot_stride +
+                               (size_t)sh->nbuf * (sh->chunk + sh->slice), 4096);
+    sh->size = 4096 + (size_t)p * sh->rank_stride;
 }
 
 /* Rank 0: create, size and map a fresh segment; sh->name stays "" on failure. */
@@ -129,8 +141,9 @@ static rcoll_status_t segment_create(rcoll_comm_t *comm, rcoll__shm_t *sh)
     shm_header_t g;
     int fd = -1;
 
+    rcoll__shm_layout(sh, RCOLL__SHM_SMALL, RCOLL__SHM_SLICE, RCOLL__SHM_NBUF);
     memset(&g, 0, sizeof(g));
-    geometry_choose(&g, sh->p);
+    geometry_to(&g, sh);
     for (int tries = 0; fd < 0 && tries < 16; tries++) {
         uint64_t rnd = 0;
         if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
@@ -162,7 +175,6 @@ static rcoll_status_t segment_create(rcoll_comm_t *comm, rcoll__shm_t *sh)
     }
     close(fd);
     sh->base = base;
-    geometry_from(sh, &g);
     shm_header_t *h = base;
     memcpy(h, &g, offsetof(shm_header_t, attached));
     atomic_store_explicit(&h->attached, 1, memory_order_release);
@@ -267,11 +279,7 @@ static rcoll_status_t check_usable(rcoll_task_t *task)
                     comm->local_size, comm->size, comm->ctx->hostname);
         return RCOLL_ERR_NOT_SUPPORTED;
     }
-    if (!comm->ctx->config.shm) {
-        rcoll_error("%s algorithm shm: not supported: the shared-memory path is disabled "
-                    "(RCOLL_SHM=0)", coll);
-        return RCOLL_ERR_NOT_SUPPORTED;
-    }
+    /* RCOLL_SHM=0 keeps the selector from choosing shm; a forced choice wins. */
     return RCOLL_OK;
 }
 
@@ -288,7 +296,7 @@ rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op)
                 return st;
             }
             if (comm->shm == NULL) {
-                comm->shm = shm_alloc(comm);
+                comm->shm = rcoll__shm_new(comm);
                 if (comm->shm == NULL) {
                     rcoll_error("shm: out of memory for the state of communicator 0x%llx",
                                 (unsigned long long)comm->id);

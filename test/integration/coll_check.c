@@ -528,38 +528,53 @@ static long run_alg(const coll_desc_t *c, const char *alg, int a, int nalg)
         return ncases;
     }
 
-    /* count 0: a few pairs; small counts: every pair with every algorithm
-     * (quick: every pair with one algorithm, a different one per count) */
-    ncases += run_count(c, alg, 0, all, 3, 0, none);
+    /*
+     * What runs (a = this algorithm's index among nalg, the selector last):
+     *                full                         quick (blocking / nonblocking)
+     * 0              3 pairs                      3 / 1 pairs
+     * 1, 7, 1023     every pair, in place or not  every pair once over all
+     *                                             algorithms / over 2x as many
+     * eager limit    8 pairs x 3 counts           2 pairs x 1 count / none
+     * 65537          every pair once over all     1 pair (a different one per
+     *                algorithms + 8 pairs each    algorithm)
+     * 3 MiB          2 of 4 pairs each            selector only, 1 pair / none
+     * The rotations give every (dtype, op) every count and every algorithm a
+     * share of the pairs, at a fraction of the full cross product's time.
+     */
+    const int quick = opt.quick, nb = c->nb;
+    ncases += run_count(c, alg, 0, all, quick && nb ? 1 : 3, 0, none);
     static const size_t small[] = {1, 7, 1023};
     for (int i = 0; i < 3; i++) {
-        rot_t rot = opt.quick ? (rot_t){nalg, a, i} : none;
-        ncases += run_count(c, alg, small[i], all, nall, !opt.quick, rot);
+        rot_t rot = !quick ? none : (rot_t){nb ? 2 * nalg : nalg, a, i};
+        ncases += run_count(c, alg, small[i], all, nall, !quick, rot);
     }
 
     /* around the eager limit: one message of exactly the limit +-1 element,
      * and vectors whose per-step pieces cross it */
-    int nsub = sub_pairs(c->kind, sub, opt.quick ? 2 : 16);
-    for (int p = 0; p < nsub; p++) {
-        size_t es = rcoll_datatype_size(sub[p].dt), e = eager_limit / es;
+    int nsub = sub_pairs(c->kind, sub, 16);
+    int neager = quick ? (nb ? 0 : 2) : nsub;
+    for (int p = 0; p < neager; p++) {
+        const pair_t *pp = &sub[(p + a) % nsub];
+        size_t es = rcoll_datatype_size(pp->dt), e = eager_limit / es;
         size_t counts[3] = {e + 1, e > 1 ? e - 1 : 1, e * (size_t)size + 3};
-        int nc = opt.quick ? 1 : 3;
-        for (int i = 0; i < nc; i++)
-            ncases += run_count(c, alg, counts[i], &sub[p], 1, 0, none);
+        for (int i = 0; i < (quick ? 1 : 3); i++)
+            ncases += run_count(c, alg, counts[i], pp, 1, 0, none);
     }
 
-    /* 65537: every pair (quick: a few) */
-    if (opt.quick)
+    /* 65537 elements */
+    if (quick) {
+        ncases += run_count(c, alg, 65537, &sub[a % nsub], 1, 0, none);
+    } else {
+        ncases += run_count(c, alg, 65537, all, nall, 0, (rot_t){nalg, a, 0});
         ncases += run_count(c, alg, 65537, sub, nsub, 0, none);
-    else
-        ncases += run_count(c, alg, 65537, all, nall, 0, none);
+    }
 
-    /* a few MiB: a subset (quick: one, a different one per algorithm) */
+    /* a few MiB */
     int nbig = sub_pairs(c->kind, sub, 4);
     for (int p = 0; p < nbig; p++) {
-        if (opt.quick && p != a % nbig)
-            continue;
-        ncases += run_count(c, alg, elems_for(c, 3u << 20, sub[p].dt), &sub[p], 1, 0, none);
+        int run = quick ? (!nb && alg[0] == '\0' && p == 0) : (p % 2 == a % 2);
+        if (run)
+            ncases += run_count(c, alg, elems_for(c, 3u << 20, sub[p].dt), &sub[p], 1, 0, none);
     }
     return ncases;
 }

@@ -246,7 +246,7 @@ static void test_print_model(void **state)
     assert_non_null(f);
     rcoll_selector_print_model(f, rcoll_selector_model());
     fclose(f);
-    assert_non_null(strstr(text, "bcast (0 = binomial, 1 = scatter_allgather, 2 = chain)"));
+    assert_non_null(strstr(text, "bcast (0 = binomial, 1 = scatter_allgather, 2 = chain, 3 = shm)"));
     assert_non_null(strstr(text, "256M"));
     assert_non_null(strstr(text, " 4096"));
     free(text);

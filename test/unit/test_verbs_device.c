@@ -318,5 +318,6 @@ int main(void)
         return 77;
     }
     printf("verbs device test on %s\n", why);
+    rcoll_verbs_print_devices(stdout, &cfg);
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -15,7 +15,8 @@ librcoll_la_SOURCES += \
     transports/verbs/verbs_mr.c \
     transports/verbs/verbs_rcache.c \
     transports/verbs/verbs_pagemap.c \
-    transports/verbs/verbs_cq.c
+    transports/verbs/verbs_cq.c \
+    transports/verbs/verbs_close.c
 noinst_HEADERS += \
     transports/verbs/verbs.h \
     transports/verbs/verbs_int.h \

@@ -162,18 +162,34 @@ static void start_active(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
     ep->cm_id = id;
 }
 
+/*
+ * Usable for sending once established, addressed (connect() called), and,
+ * on the accepting side, once the connecting side's HELLO has arrived
+ * (iWARP: the responder must not send first).
+ */
+void rcoll__verbs_cm_maybe_connected(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+{
+    if (ep->state != RCOLL_VERBS_EP_CONNECTING || !ep->qp_ready || !ep->have_addr ||
+        (!ep->active && !ep->heard)) {
+        return;
+    }
+    tl->cm_waiting--;
+    rcoll__verbs_ep_connected(tl, ep);
+    if (ep->active) {
+        rcoll__verbs_send_hello(tl, ep);
+    }
+}
+
 rcoll_status_t rcoll__verbs_cm_start(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
 {
     ep->active = tl->rank < ep->peer;
-    if (ep->qp_ready) {                 /* accepted before connect() gave us the address */
-        rcoll__verbs_ep_connected(tl, ep);
-        return RCOLL_OK;
-    }
     ep->state = RCOLL_VERBS_EP_CONNECTING;
     ep->deadline = rcoll__verbs_now() + tl->conn_timeout;
     tl->cm_waiting++;
     if (ep->active) {
         start_active(tl, ep);
+    } else {
+        rcoll__verbs_cm_maybe_connected(tl, ep);   /* accepted (and heard) before connect() */
     }
     return RCOLL_OK;
 }
@@ -246,6 +262,8 @@ static struct rdma_cm_id *handle(rcoll_tl_t *tl, struct rdma_cm_event *ev)
             return ev->id;
         }
         ep->active = 0;
+        ep->heard = 0;
+        ep->qp_ready = 0;
         if (ep->cm_id != NULL) {        /* an earlier attempt that failed on their side */
             rcoll__verbs_qp_destroy(tl, ep);
         }
@@ -284,14 +302,15 @@ static struct rdma_cm_id *handle(rcoll_tl_t *tl, struct rdma_cm_event *ev)
         break;
     case RDMA_CM_EVENT_ESTABLISHED:
         ep->qp_ready = 1;
-        if (ep->state == RCOLL_VERBS_EP_CONNECTING && ep->have_addr) {
-            tl->cm_waiting--;
-            rcoll__verbs_ep_connected(tl, ep);
-        }
+        rcoll__verbs_cm_maybe_connected(tl, ep);
         break;
     case RDMA_CM_EVENT_DISCONNECTED:
-        if (ep->state == RCOLL_VERBS_EP_CONNECTED) {
-            rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_PEER_FAILED, "the peer disconnected (rdma_cm)");
+        if (ep->state == RCOLL_VERBS_EP_CONNECTED || ep->state == RCOLL_VERBS_EP_FAILED) {
+            if (ep->state == RCOLL_VERBS_EP_CONNECTED && !ep->disconnected) {
+                ep->disconnected = 1;   /* decided after the CQ is drained (verbs_cq.c) */
+                tl->ndisconnected++;
+            }
+            ep->qp_ready = 0;
             break;
         }
         __attribute__((fallthrough));   /* a half-made connection went away */

@@ -34,8 +34,14 @@ void rcoll__verbs_ep_fail(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_status_t s
     va_start(ap, fmt);
     vsnprintf(ep->fail_reason, sizeof(ep->fail_reason), fmt, ap);
     va_end(ap);
-    rcoll_error("verbs: peer %d on %s:%d failed: %s", ep->peer, tl->port.dev, tl->port.port,
-                ep->fail_reason);
+    if (ep->bye || tl->closing) {
+        rcoll_debug("verbs: peer %d on %s:%d closed: %s", ep->peer, tl->port.dev, tl->port.port,
+                    ep->fail_reason);
+        ep->error_reported = 1;         /* a departure, not a failure: no upcall */
+    } else {
+        rcoll_error("verbs: peer %d on %s:%d failed: %s", ep->peer, tl->port.dev, tl->port.port,
+                    ep->fail_reason);
+    }
     if (ep->state == RCOLL_VERBS_EP_CONNECTING) {
         tl->cm_waiting--;
     }
@@ -98,7 +104,7 @@ static void recv_done(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b
     if (ep->state == RCOLL_VERBS_EP_FAILED) {
         return;
     }
-    if (wc->byte_len < RCOLL_VERBS_BH_SIZE || d[0] != RCOLL_VERBS_BH_DATA) {
+    if (wc->byte_len < RCOLL_VERBS_BH_SIZE || d[0] < RCOLL_VERBS_BH_DATA || d[0] > RCOLL_VERBS_BH_HELLO) {
         rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_PROTOCOL, "malformed message of %u bytes (type %u)",
                              wc->byte_len, wc->byte_len > 0 ? d[0] : 0);
         return;
@@ -108,8 +114,16 @@ static void recv_done(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b
                              rcoll__verbs_get_u32(d + 4), ep->credit.sent);
         return;
     }
-    tl->params.cb.recv(tl->params.cb.arg, ep->peer, d + RCOLL_VERBS_BH_SIZE,
-                       wc->byte_len - RCOLL_VERBS_BH_SIZE);
+    if (!ep->heard) {
+        ep->heard = 1;
+        rcoll__verbs_cm_maybe_connected(tl, ep);   /* the accepting side may now send */
+    }
+    if (d[0] == RCOLL_VERBS_BH_BYE) {
+        ep->bye = 1;
+    } else if (d[0] == RCOLL_VERBS_BH_DATA && !tl->closing) {
+        tl->params.cb.recv(tl->params.cb.arg, ep->peer, d + RCOLL_VERBS_BH_SIZE,
+                           wc->byte_len - RCOLL_VERBS_BH_SIZE);
+    }
     if (ep->state == RCOLL_VERBS_EP_FAILED) {
         return;
     }
@@ -176,7 +190,7 @@ static int scan_busy(rcoll_tl_t *tl)
             tl->nbusy--;
             if (!ep->error_reported) {
                 ep->error_reported = 1;
-                if (tl->params.cb.peer_error != NULL) {
+                if (tl->params.cb.peer_error != NULL && !tl->closing) {
                     tl->params.cb.peer_error(tl->params.cb.arg, p, ep->fail_status, ep->fail_reason);
                 }
                 n++;
@@ -186,6 +200,21 @@ static int scan_busy(rcoll_tl_t *tl)
         }
     }
     return n;
+}
+
+/* rdma_cm peers whose DISCONNECTED arrived: fail them now that the CQ is drained. */
+static void check_disconnected(rcoll_tl_t *tl)
+{
+    for (int p = 0; p < tl->size && tl->ndisconnected > 0; p++) {
+        rcoll_verbs_ep_t *ep = &tl->eps[p];
+        if (ep->disconnected) {
+            ep->disconnected = 0;
+            tl->ndisconnected--;
+            rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_PEER_FAILED, "%s",
+                                 ep->bye ? "the peer closed its connection (it finished)"
+                                         : "the peer disconnected (rdma_cm) without closing");
+        }
+    }
 }
 
 int rcoll__verbs_progress(rcoll_tl_t *tl)
@@ -200,7 +229,9 @@ int rcoll__verbs_progress(rcoll_tl_t *tl)
     if (tl->ch != NULL) {
         n += rcoll__verbs_cm_progress(tl);
     }
-    n += rcoll__verbs_self_deliver(tl);
+    if (!tl->closing) {
+        n += rcoll__verbs_self_deliver(tl);
+    }
     while ((k = ibv_poll_cq(tl->cq, 16, wc)) > 0) {
         for (int i = 0; i < k; i++) {
             handle_wc(tl, &wc[i]);
@@ -218,10 +249,15 @@ int rcoll__verbs_progress(rcoll_tl_t *tl)
             }
         }
     }
+    if (tl->ndisconnected > 0) {
+        check_disconnected(tl);          /* after the CQ: their last messages came first */
+    }
     if (tl->nbusy > 0) {
         n += scan_busy(tl);
     }
-    n += rcoll__verbs_put_deliver(tl);
+    if (!tl->closing) {
+        n += rcoll__verbs_put_deliver(tl);
+    }
     tl->in_progress = 0;
     return n;
 }

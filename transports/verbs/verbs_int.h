@@ -79,11 +79,14 @@ typedef struct rcoll_verbs_buf {
 /* The 8-byte header of every SEND. */
 #define RCOLL_VERBS_BH_SIZE  8
 #define RCOLL_VERBS_BH_DATA  1
+#define RCOLL_VERBS_BH_BYE   2     /* rdma_cm: the sender closes; a disconnect follows */
+#define RCOLL_VERBS_BH_HELLO 3     /* rdma_cm: the connecting side's first message */
 
 /* A message queued because no credit, buffer or send slot was free. */
 typedef struct rcoll_verbs_pending {
     rcoll_list_t link;
     int          peer;
+    uint8_t      type;            /* RCOLL_VERBS_BH_* */
     size_t       len;
     char         data[];
 } rcoll_verbs_pending_t;
@@ -135,6 +138,9 @@ typedef struct rcoll_verbs_ep {
     int                    have_addr;           /* connect() gave us its blob */
     int                    qp_ready;            /* rdma_cm: ESTABLISHED */
     int                    active;              /* rdma_cm: we connect, the peer accepts */
+    int                    bye;                 /* the peer said it is closing */
+    int                    heard;               /* a message arrived from the peer */
+    int                    disconnected;        /* rdma_cm: DISCONNECTED seen, CQ not yet drained */
 } rcoll_verbs_ep_t;
 
 struct rcoll_tl {
@@ -167,6 +173,8 @@ struct rcoll_tl {
     rcoll_list_t           self_msgs;           /* send() to ourselves */
     rcoll_list_t           done_puts;           /* completions to deliver */
     int                    in_progress;
+    int                    closing;             /* close(): no more upcalls */
+    int                    ndisconnected;
     /* rdma_cm */
     struct rdma_event_channel *ch;
     struct rdma_cm_id     *listen_id;
@@ -216,8 +224,14 @@ rcoll_status_t rcoll__verbs_cm_open(rcoll_tl_t *tl);
 void           rcoll__verbs_cm_close(rcoll_tl_t *tl);
 rcoll_status_t rcoll__verbs_cm_start(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
 int            rcoll__verbs_cm_progress(rcoll_tl_t *tl);
+void           rcoll__verbs_cm_maybe_connected(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
+
+/* verbs_close.c */
+void rcoll__verbs_drain(rcoll_tl_t *tl);
 
 /* verbs_send.c */
+rcoll_status_t rcoll__verbs_send_bye(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
+rcoll_status_t rcoll__verbs_send_hello(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
 void rcoll__verbs_ep_busy(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
 int  rcoll__verbs_self_deliver(rcoll_tl_t *tl);
 void rcoll__verbs_ep_connected(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);

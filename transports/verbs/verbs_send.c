@@ -30,13 +30,13 @@ static void refresh_credits(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, uint32_t repor
 }
 
 /* Post one SEND of hdr+data; RCOLL_AGAIN when no credit, send slot or buffer is free. */
-static rcoll_status_t post_send(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, const void *hdr, size_t hlen,
-                                const void *data, size_t len)
+static rcoll_status_t post_send_type(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, uint8_t type,
+                                     const void *hdr, size_t hlen, const void *data, size_t len)
 {
     size_t total = RCOLL_VERBS_BH_SIZE + hlen + len;
     struct ibv_send_wr wr, *bad = NULL;
     struct ibv_sge sge[3];
-    uint8_t bh[RCOLL_VERBS_BH_SIZE] = { RCOLL_VERBS_BH_DATA };
+    uint8_t bh[RCOLL_VERBS_BH_SIZE] = { type };
     rcoll_verbs_buf_t *b = NULL;
     int inl = total <= tl->max_inline, rc;
 
@@ -99,6 +99,42 @@ static rcoll_status_t post_send(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, const void
     return RCOLL_OK;
 }
 
+static rcoll_status_t post_send(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, const void *hdr, size_t hlen,
+                                const void *data, size_t len)
+{
+    return post_send_type(tl, ep, RCOLL_VERBS_BH_DATA, hdr, hlen, data, len);
+}
+
+/* Tell an rdma_cm peer we close, so that our disconnect is not a failure. */
+rcoll_status_t rcoll__verbs_send_bye(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+{
+    return post_send_type(tl, ep, RCOLL_VERBS_BH_BYE, NULL, 0, NULL, 0);
+}
+
+/*
+ * iWARP: the accepting side may not send before it has received from the
+ * connecting side, so the connecting side's first message is a HELLO (ahead
+ * of anything already queued).
+ */
+rcoll_status_t rcoll__verbs_send_hello(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+{
+    rcoll_verbs_pending_t *m = malloc(sizeof(*m));
+
+    if (m == NULL) {
+        rcoll_error("verbs: no memory for a HELLO to peer %d", ep->peer);
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    m->peer = ep->peer;
+    m->type = RCOLL_VERBS_BH_HELLO;
+    m->len = 0;
+    m->link.next = ep->pending.next;       /* at the head */
+    m->link.prev = &ep->pending;
+    ep->pending.next->prev = &m->link;
+    ep->pending.next = &m->link;
+    rcoll__verbs_ep_busy(tl, ep);
+    return RCOLL_OK;
+}
+
 /* Return credits by RDMA WRITE when half the window waits and no SEND carried them. */
 void rcoll__verbs_credit_return(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
 {
@@ -151,7 +187,7 @@ int rcoll__verbs_ep_flush(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
     }
     while (!rcoll_list_empty(&ep->pending)) {
         rcoll_verbs_pending_t *m = rcoll_container_of(ep->pending.next, rcoll_verbs_pending_t, link);
-        if (post_send(tl, ep, m->data, m->len, NULL, 0) != RCOLL_OK) {
+        if (post_send_type(tl, ep, m->type, m->data, m->len, NULL, 0) != RCOLL_OK) {
             break;                          /* no resources, or the peer failed (lists cleared) */
         }
         rcoll_list_del(&m->link);
@@ -179,6 +215,7 @@ static rcoll_verbs_pending_t *copy_msg(int peer, const void *hdr, size_t hlen, c
         return NULL;
     }
     m->peer = peer;
+    m->type = RCOLL_VERBS_BH_DATA;
     m->len = hlen + len;
     if (hlen > 0) {
         memcpy(m->data, hdr, hlen);

@@ -241,6 +241,9 @@ static void verbs_close(rcoll_tl_t *tl)
     if (tl == NULL) {
         return;
     }
+    if (tl->cq != NULL && tl->blob != NULL) {
+        rcoll__verbs_drain(tl);         /* verbs_close.c: nothing sent is lost */
+    }
     for (int p = 0; p < tl->size; p++) {
         rcoll_verbs_ep_t *ep = &tl->eps[p];
         rcoll__verbs_qp_destroy(tl, ep);
