@@ -58,6 +58,8 @@ typedef struct rcoll_model {
     size_t eager_limit;    /* bytes; larger messages go rendezvous */
     size_t segment_size;   /* pipelining unit (RCOLL_SEGMENT_SIZE); 0 = the
                             * algorithm's own default */
+    int    shm;            /* 1: the shared-memory algorithms may be chosen
+                            * (RCOLL_SHM); 0: their cost is infinite */
 } rcoll_model_t;
 
 typedef struct rcoll_alg {

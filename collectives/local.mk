@@ -12,3 +12,4 @@ include collectives/barrier/local.mk
 include collectives/reduce/local.mk
 include collectives/allgather/local.mk
 include collectives/reduce_scatter/local.mk
+include collectives/shm/local.mk

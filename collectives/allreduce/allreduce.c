@@ -8,11 +8,13 @@ extern const rcoll_alg_t rcoll_allreduce_recursive_doubling;
 extern const rcoll_alg_t rcoll_allreduce_ring;
 extern const rcoll_alg_t rcoll_allreduce_rabenseifner;
 extern const rcoll_alg_t rcoll_allreduce_reduce_bcast;
+extern const rcoll_alg_t rcoll_allreduce_shm;
 
 const rcoll_alg_t *const rcoll_allreduce_algs[] = {
     &rcoll_allreduce_recursive_doubling,
     &rcoll_allreduce_ring,
     &rcoll_allreduce_rabenseifner,
     &rcoll_allreduce_reduce_bcast,
+    &rcoll_allreduce_shm,
     NULL
 };

@@ -4,8 +4,10 @@
 #include "coll.h"
 
 extern const rcoll_alg_t rcoll_barrier_dissemination;
+extern const rcoll_alg_t rcoll_barrier_shm;
 
 const rcoll_alg_t *const rcoll_barrier_algs[] = {
     &rcoll_barrier_dissemination,
+    &rcoll_barrier_shm,
     NULL
 };

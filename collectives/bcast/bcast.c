@@ -7,10 +7,12 @@
 extern const rcoll_alg_t rcoll_bcast_binomial;
 extern const rcoll_alg_t rcoll_bcast_scatter_allgather;
 extern const rcoll_alg_t rcoll_bcast_chain;
+extern const rcoll_alg_t rcoll_bcast_shm;
 
 const rcoll_alg_t *const rcoll_bcast_algs[] = {
     &rcoll_bcast_binomial,
     &rcoll_bcast_scatter_allgather,
     &rcoll_bcast_chain,
+    &rcoll_bcast_shm,
     NULL
 };

@@ -9,4 +9,5 @@ include test/unit/reduce.mk
 include test/unit/coll.mk
 include test/unit/verbs.mk
 include test/unit/api.mk
+include test/unit/shm.mk
 endif

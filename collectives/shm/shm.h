@@ -1,0 +1,186 @@
+/*
+ * shm.h - the intra-node shared-memory algorithms' common parts: the
+ * per-communicator segment, its layout, the order in which collectives use
+ * it, and the flags ranks wait on.  See docs/shm.md.
+ *
+ * Every collective run by a shm algorithm on a communicator gets an
+ * operation number k = 1, 2, ... (the same on every rank: all ranks call
+ * the collectives of a communicator in the same order and the selector's
+ * choice is the same everywhere).  Operations on one communicator use the
+ * segment one after the other on each rank.
+ *
+ * Layout: a header page, then one region per rank:
+ *   4 flag lines  done (last k finished), in_ready, res_ready, out_done
+ *                 (last pipeline chunk id through each stage)
+ *   2 slots       small collectives, by k parity: a line starting with the
+ *                 k whose data follows at byte 8 (tiny payloads share the
+ *                 flag's cache line)
+ *   nbuf inputs   pipeline chunks (chunk bytes each)
+ *   nbuf results  one slice each (slice bytes)
+ * Chunk ids are global to the communicator and only grow, so every flag
+ * test is "value >= id" and never confuses two collectives.
+ */
+#ifndef RCOLL_SHM_H
+#define RCOLL_SHM_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "core.h"
+
+#define RCOLL__SHM_LINE      64
+#define RCOLL__SHM_NBUF      4            /* pipeline depth (chunk buffers) */
+#define RCOLL__SHM_SMALL     (16 * 1024)  /* default largest flat collective */
+#define RCOLL__SHM_SLICE     (128 * 1024) /* default pipeline slice per rank */
+#define RCOLL__SHM_CHUNK_MAX (512 * 1024) /* slices shrink to keep a chunk <= this */
+#define RCOLL__SHM_NAME_MAX  48
+
+/* Diagnostic steps (task->wait_step) of the shm algorithms. */
+#define RCOLL__SHM_STEP_SLOT    1u   /* waiting for a peer to finish reading my slot */
+#define RCOLL__SHM_STEP_ARRIVE  2u   /* waiting for a peer's contribution */
+#define RCOLL__SHM_STEP_CHUNK   16u  /* + chunk index: a pipeline stage */
+
+typedef struct {
+    _Atomic uint64_t v;
+    char             pad[RCOLL__SHM_LINE - sizeof(uint64_t)];
+} rcoll__shm_flag_t;
+
+typedef struct {
+    rcoll__shm_flag_t done, in_ready, res_ready, out_done;
+} rcoll__shm_ctl_t;
+
+typedef enum {
+    RCOLL__SHM_SETUP = 0,
+    RCOLL__SHM_READY,
+    RCOLL__SHM_FAILED
+} rcoll__shm_state_t;
+
+/* Per-communicator private state (comm->shm). */
+typedef struct rcoll__shm {
+    rcoll__shm_state_t state;
+    int       p, me;
+    uint64_t  next_op;       /* k of the last collective posted */
+    uint64_t  completed;     /* k of the last collective finished here */
+    uint64_t  chunk_next;    /* id of the next pipeline chunk */
+    char     *base;
+    size_t    size;
+    size_t    rank_stride, slot_stride, small_max, slice, chunk;
+    int       nbuf;
+    int       setup_sent;    /* rank 0: names sent so far */
+    int       unlinked;
+    char      name[RCOLL__SHM_NAME_MAX];   /* also the set-up message */
+    /* last values read of each rank's flags (they only grow) */
+    uint64_t *fin, *in_ready, *res_ready, *out_done;
+} rcoll__shm_t;
+
+/* A shm algorithm's per-task bookkeeping; first member of its state. */
+typedef struct {
+    rcoll__shm_t *sh;
+    uint64_t      k;
+    int           stage;
+} rcoll__shm_op_t;
+
+/*
+ * RCOLL_OK once the task may use the segment: the communicator is all on
+ * this node, the segment is set up (the first collective sets it up), and
+ * the earlier shm collectives on the communicator have finished here.
+ * RCOLL_INPROGRESS until then, or an error (logged).
+ */
+rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op);
+
+/* The collective is complete on this rank: publish done = k. */
+void rcoll__shm_leave(rcoll_task_t *task, rcoll__shm_op_t *op);
+
+/* 1 when every rank has finished collective k - 2, so this rank may
+ * overwrite its slot k & 1; else 0 with task->wait_peer set. */
+int rcoll__shm_slots_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t k);
+
+/* After a pipelined collective whose last chunk id is g: raise all of this
+ * rank's chunk flags to g (the rank is done with every buffer up to g). */
+void rcoll__shm_pipe_finish(rcoll__shm_t *sh, uint64_t g);
+
+/* The cost model's verdict: INFINITY unless the shm path can run. */
+double rcoll__shm_cost(const rcoll_model_t *m, int nranks, int ppn, double bytes_moved);
+
+/* Private state for comm (not yet set up); NULL if out of memory. */
+rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm);
+
+/* Fill sh's geometry (slot size small_max, pipeline slice per rank and
+ * depth nbuf, capped so a chunk stays <= RCOLL__SHM_CHUNK_MAX) and size. */
+void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbuf);
+
+/* ---- layout ---- */
+
+static inline char *rcoll__shm_region(const rcoll__shm_t *sh, int r)
+{
+    return sh->base + 4096 + (size_t)r * sh->rank_stride;
+}
+
+static inline rcoll__shm_ctl_t *rcoll__shm_ctl(const rcoll__shm_t *sh, int r)
+{
+    return (rcoll__shm_ctl_t *)(void *)rcoll__shm_region(sh, r);
+}
+
+static inline _Atomic uint64_t *rcoll__shm_slot_seq(const rcoll__shm_t *sh, int r, uint64_t k)
+{
+    return (_Atomic uint64_t *)(void *)(rcoll__shm_region(sh, r) + sizeof(rcoll__shm_ctl_t) +
+                                        (size_t)(k & 1) * sh->slot_stride);
+}
+
+static inline char *rcoll__shm_slot_data(const rcoll__shm_t *sh, int r, uint64_t k)
+{
+    return (char *)(void *)rcoll__shm_slot_seq(sh, r, k) + sizeof(uint64_t);
+}
+
+static inline char *rcoll__shm_in(const rcoll__shm_t *sh, int r, uint64_t g)
+{
+    return rcoll__shm_region(sh, r) + sizeof(rcoll__shm_ctl_t) + 2 * sh->slot_stride +
+           (size_t)(g % (uint64_t)sh->nbuf) * sh->chunk;
+}
+
+static inline char *rcoll__shm_res(const rcoll__shm_t *sh, int r, uint64_t g)
+{
+    return rcoll__shm_region(sh, r) + sizeof(rcoll__shm_ctl_t) + 2 * sh->slot_stride +
+           (size_t)sh->nbuf * sh->chunk + (size_t)(g % (uint64_t)sh->nbuf) * sh->slice;
+}
+
+/* ---- flags ---- */
+
+static inline void rcoll__shm_publish(rcoll__shm_flag_t *f, uint64_t *cache, uint64_t v)
+{
+    atomic_store_explicit(&f->v, v, memory_order_release);
+    *cache = v;
+}
+
+/* 1 if the flag is at least want (an acquire: what its owner wrote before
+ * raising it is visible); cache holds the last value read. */
+static inline int rcoll__shm_flag_ge(const rcoll__shm_flag_t *f, uint64_t *cache, uint64_t want)
+{
+    if (*cache >= want) {
+        return 1;
+    }
+    uint64_t v = atomic_load_explicit(&((rcoll__shm_flag_t *)f)->v, memory_order_acquire);
+    *cache = v;
+    return v >= want;
+}
+
+/* Chunk g may be written into buffers last used by chunk g - nbuf once the
+ * flag says that chunk is through. */
+static inline uint64_t rcoll__shm_reuse_id(const rcoll__shm_t *sh, uint64_t g)
+{
+    return g > (uint64_t)sh->nbuf ? g - (uint64_t)sh->nbuf : 0;
+}
+
+static inline void rcoll__shm_waiting(rcoll_task_t *task, int peer, uint32_t step)
+{
+    task->wait_peer = peer;
+    task->wait_step = step;
+}
+
+/* Mark progress for RCOLL_TIMEOUT (long pipelined collectives). */
+static inline void rcoll__shm_progressed(rcoll_task_t *task)
+{
+    task->last_progress = rcoll_time_now();
+}
+
+#endif

@@ -1,0 +1,402 @@
+/*
+ * test_shm.c - the shared-memory algorithms (collectives/shm/) in one
+ * process: p simulated ranks share one segment in ordinary memory, and a
+ * seeded random scheduler calls their progress functions in arbitrary
+ * interleavings (one rank may run many collectives ahead of another).  A
+ * rank that overwrote a slot or buffer too early, or finished a barrier
+ * before all had arrived, shows up as a wrong result or a failed check;
+ * a protocol that waits on the wrong flag shows up as a deadlock.
+ * Also: the segment layout, and the cost the selector sees.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "shm/shm.h"
+#include "selector.h"
+
+extern const rcoll_alg_t rcoll_allreduce_shm;
+extern const rcoll_alg_t rcoll_bcast_shm;
+extern const rcoll_alg_t rcoll_barrier_shm;
+
+#define PMAX  7
+#define NOPS  48
+
+typedef struct {
+    rcoll_coll_type_t type;
+    size_t            count;
+    rcoll_datatype_t  dtype;
+    int               root, in_place;
+} script_op_t;
+
+typedef struct {
+    rcoll_context_t ctx;
+    rcoll_comm_t    comm;
+    int             world_ranks[PMAX];
+    rcoll_task_t   *task;
+    int             cur;           /* index of the op in progress */
+    char           *send, *recv;
+} frank_t;
+
+static uint64_t rng;
+static unsigned rnd(unsigned n)
+{
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (unsigned)(rng >> 33) % n;
+}
+
+static int32_t ival(int r, size_t i, int op)
+{
+    return (int32_t)(r * 1000003 + (int)i * 7 + op);
+}
+
+static float fval(int r, size_t i, int op)
+{
+    return (float)((r + 1) * 0.1 + (double)i * 1e-3 + op * 0.37);
+}
+
+static void start_op(frank_t *f, const script_op_t *o, int r)
+{
+    rcoll_task_t *t = f->task;
+    size_t es = 4;     /* int32 and float32 */
+
+    memset(t, 0, sizeof(*t));
+    t->ctx = &f->ctx;
+    t->comm = &f->comm;
+    t->wait_peer = -1;
+    t->status = RCOLL_INPROGRESS;
+    t->args.type = o->type;
+    t->args.count = o->count;
+    t->args.dtype = o->dtype;
+    t->args.op = RCOLL_SUM;
+    t->args.root = o->root;
+    t->args.in_place = o->in_place;
+    t->args.recvbuf = f->recv;
+    t->args.sendbuf = o->in_place ? f->recv : f->send + 1;    /* unaligned */
+    char *in = o->type == RCOLL_COLL_BCAST ? f->recv : (char *)t->args.sendbuf;
+    for (size_t i = 0; i < o->count; i++) {
+        if (o->dtype == RCOLL_INT32) {
+            int32_t v = ival(r, i, f->cur);
+            memcpy(in + i * es, &v, es);
+        } else {
+            float v = fval(r, i, f->cur);
+            memcpy(in + i * es, &v, es);
+        }
+    }
+    if (o->type == RCOLL_COLL_BCAST && r != o->root) {
+        memset(f->recv, 0xee, o->count * es);
+    } else if (o->type == RCOLL_COLL_ALLREDUCE && !o->in_place) {
+        memset(f->recv, 0xee, o->count * es);
+    }
+}
+
+static const rcoll_alg_t *alg_of(const script_op_t *o)
+{
+    switch (o->type) {
+    case RCOLL_COLL_ALLREDUCE: return &rcoll_allreduce_shm;
+    case RCOLL_COLL_BCAST:     return &rcoll_bcast_shm;
+    default:                   return &rcoll_barrier_shm;
+    }
+}
+
+/* Integer results are checked against the formula; float allreduce
+ * results are compared bitwise across ranks after the run of the op. */
+static void check_op(frank_t *f, const script_op_t *o, int r, int p)
+{
+    if (o->type == RCOLL_COLL_ALLREDUCE && o->dtype == RCOLL_FLOAT32) {
+        for (size_t i = 0; i < o->count; i++) {
+            double want = 0;
+            float v;
+            for (int q = 0; q < p; q++) {
+                want += fval(q, i, f->cur);
+            }
+            memcpy(&v, f->recv + 4 * i, 4);
+            if (fabs(v - want) > 1e-5 * fabs(want) + 1e-6) {
+                fail_msg("rank %d op %d float allreduce count %zu: element %zu is %g, expected %g",
+                         r, f->cur, o->count, i, v, want);
+            }
+        }
+    } else if (o->type == RCOLL_COLL_BCAST && o->dtype == RCOLL_INT32) {
+        for (size_t i = 0; i < o->count; i++) {
+            int32_t v;
+            memcpy(&v, f->recv + 4 * i, 4);
+            if (v != ival(o->root, i, f->cur)) {
+                fail_msg("rank %d op %d bcast root %d count %zu: element %zu is %d, expected %d",
+                         r, f->cur, o->root, o->count, i, v, ival(o->root, i, f->cur));
+            }
+        }
+    } else if (o->type == RCOLL_COLL_ALLREDUCE && o->dtype == RCOLL_INT32) {
+        for (size_t i = 0; i < o->count; i++) {
+            uint32_t want = 0;
+            int32_t v;
+            for (int q = 0; q < p; q++) {
+                want += (uint32_t)ival(q, i, f->cur);
+            }
+            memcpy(&v, f->recv + 4 * i, 4);
+            if ((uint32_t)v != want) {
+                fail_msg("rank %d op %d allreduce count %zu in_place %d: element %zu is %d, "
+                         "expected %d", r, f->cur, o->count, o->in_place, i, v, (int32_t)want);
+            }
+        }
+    }
+}
+
+static void make_script(script_op_t *s, int p, size_t chunk_elems, size_t small_elems)
+{
+    for (int j = 0; j < NOPS; j++) {
+        script_op_t *o = &s[j];
+        memset(o, 0, sizeof(*o));
+        o->type = (rcoll_coll_type_t[]){ RCOLL_COLL_ALLREDUCE, RCOLL_COLL_BCAST,
+                                         RCOLL_COLL_BARRIER }[rnd(3)];
+        o->dtype = rnd(4) == 0 ? RCOLL_FLOAT32 : RCOLL_INT32;
+        switch (rnd(4)) {
+        case 0:  o->count = 1 + rnd(3); break;
+        case 1:  o->count = small_elems - 1 + rnd(3); break;         /* around the slot size */
+        case 2:  o->count = chunk_elems * (1 + rnd(3)) + rnd(5); break;
+        default: o->count = 1 + rnd((unsigned)(3 * chunk_elems)); break;
+        }
+        if (o->type == RCOLL_COLL_BCAST) {
+            o->dtype = RCOLL_INT32;
+        }
+        o->root = (int)rnd((unsigned)p);
+        o->in_place = (int)rnd(2);
+    }
+}
+
+/* Run the script on p simulated ranks; bias > 0 lets one rank run ahead. */
+static void run_world(int p, uint64_t seed, int bias)
+{
+    frank_t fr[PMAX];
+    script_op_t script[NOPS];
+    rcoll__shm_t *sh[PMAX];
+    size_t maxcount;
+    char *seg;
+
+    rng = seed;
+    memset(fr, 0, sizeof(fr));
+    for (int r = 0; r < p; r++) {
+        frank_t *f = &fr[r];
+        f->ctx.config.shm = 1;
+        f->ctx.config.timeout = 0;
+        f->comm.ctx = &f->ctx;
+        f->comm.id = 42;
+        f->comm.rank = r;
+        f->comm.size = p;
+        f->comm.local_size = p;
+        f->comm.world_ranks = f->world_ranks;
+        for (int q = 0; q < p; q++) {
+            f->world_ranks[q] = q;
+        }
+        sh[r] = rcoll__shm_new(&f->comm);
+        assert_non_null(sh[r]);
+        rcoll__shm_layout(sh[r], 256, 4096, 2);    /* small pieces: many chunks */
+    }
+    seg = aligned_alloc(4096, sh[0]->size);
+    assert_non_null(seg);
+    memset(seg, 0, sh[0]->size);
+    for (int r = 0; r < p; r++) {
+        sh[r]->base = seg;
+        sh[r]->state = RCOLL__SHM_READY;
+        fr[r].comm.shm = sh[r];
+    }
+    make_script(script, p, sh[0]->chunk / 4, sh[0]->small_max / 4);
+    maxcount = 0;
+    for (int j = 0; j < NOPS; j++) {
+        maxcount = script[j].count > maxcount ? script[j].count : maxcount;
+    }
+    for (int r = 0; r < p; r++) {
+        fr[r].task = aligned_alloc(64, sizeof(rcoll_task_t));
+        fr[r].send = malloc(4 * maxcount + 8);
+        fr[r].recv = malloc(4 * maxcount + 8);
+        assert_true(fr[r].task && fr[r].send && fr[r].recv);
+        start_op(&fr[r], &script[0], r);
+    }
+    /* results of float allreduces, [op][rank], compared across ranks at the end */
+    char *fres[NOPS][PMAX];
+    memset(fres, 0, sizeof(fres));
+    int idle = 0, finished = 0;
+    while (finished < p) {
+        int r = bias > 0 && rnd(bias + 1) != 0 ? 0 : (int)rnd((unsigned)p);
+        frank_t *f = &fr[r];
+        if (f->cur >= NOPS) {
+            continue;
+        }
+        const script_op_t *o = &script[f->cur];
+        rcoll_status_t st = alg_of(o)->progress(f->task);
+        if (st == RCOLL_INPROGRESS) {
+            if (++idle > 2000000) {
+                fail_msg("deadlock: p %d seed %llu: rank %d in op %d waits for rank %d step %u",
+                         p, (unsigned long long)seed, r, f->cur, f->task->wait_peer,
+                         f->task->wait_step);
+            }
+            continue;
+        }
+        idle = 0;
+        assert_int_equal(st, RCOLL_OK);
+        if (o->type == RCOLL_COLL_BARRIER) {
+            for (int q = 0; q < p; q++) {
+                if (fr[q].cur < f->cur) {
+                    fail_msg("rank %d left barrier (op %d) before rank %d entered it", r, f->cur, q);
+                }
+            }
+        }
+        check_op(f, o, r, p);
+        if (o->type == RCOLL_COLL_ALLREDUCE && o->dtype == RCOLL_FLOAT32) {
+            fres[f->cur][r] = malloc(4 * o->count);
+            assert_non_null(fres[f->cur][r]);
+            memcpy(fres[f->cur][r], f->recv, 4 * o->count);
+        }
+        if (++f->cur < NOPS) {
+            start_op(f, &script[f->cur], r);
+        } else {
+            finished++;
+        }
+    }
+    for (int j = 0; j < NOPS; j++) {
+        for (int r = 0; r < p && fres[j][0] != NULL; r++) {
+            assert_memory_equal(fres[j][0], fres[j][r], 4 * script[j].count);   /* bitwise */
+        }
+        for (int r = 0; r < p; r++) {
+            free(fres[j][r]);
+        }
+    }
+    /* every rank's flags agree at the end */
+    for (int r = 0; r < p; r++) {
+        assert_int_equal(sh[r]->completed, (uint64_t)NOPS);
+        assert_int_equal(sh[r]->chunk_next, sh[0]->chunk_next);
+        free(fr[r].task);
+        free(fr[r].send);
+        free(fr[r].recv);
+        free(sh[r]->fin);
+        free(sh[r]);
+    }
+    free(seg);
+}
+
+static void test_interleavings(void **state)
+{
+    (void)state;
+    for (int p = 2; p <= PMAX; p++) {
+        for (uint64_t seed = 1; seed <= 6; seed++) {
+            run_world(p, seed * 7919 + (uint64_t)p, 0);
+            run_world(p, seed * 104729 + (uint64_t)p, 20);   /* rank 0 runs ahead */
+        }
+    }
+}
+
+static void test_layout(void **state)
+{
+    (void)state;
+    for (int p = 1; p <= 300; p += (p < 10 ? 1 : 37)) {
+        rcoll_comm_t comm = { .size = p, .rank = 0 };
+        rcoll__shm_t *sh = rcoll__shm_new(&comm);
+        assert_non_null(sh);
+        rcoll__shm_layout(sh, RCOLL__SHM_SMALL, RCOLL__SHM_SLICE, RCOLL__SHM_NBUF);
+        sh->base = NULL;     /* offsets only */
+        assert_true(sh->chunk == sh->slice * (size_t)p);
+        assert_true(sh->slice % RCOLL__SHM_LINE == 0 && sh->slice >= 4096);
+        assert_true(sh->chunk <= RCOLL__SHM_CHUNK_MAX || sh->slice == 4096);
+        assert_true(sh->size == 4096 + (size_t)p * sh->rank_stride);
+        assert_true(sh->rank_stride % 4096 == 0);
+        for (int r = 0; r < p; r++) {
+            char *lo = rcoll__shm_region(sh, r), *hi = lo + sh->rank_stride;
+            assert_true((uintptr_t)lo >= 4096);
+            assert_ptr_equal(rcoll__shm_ctl(sh, r), lo);
+            /* each flag on its own line */
+            assert_true((char *)&rcoll__shm_ctl(sh, r)->in_ready - (char *)&rcoll__shm_ctl(sh, r)->done
+                        == RCOLL__SHM_LINE);
+            for (uint64_t k = 0; k < 2; k++) {
+                char *seq = (char *)rcoll__shm_slot_seq(sh, r, k);
+                assert_true((uintptr_t)seq % RCOLL__SHM_LINE == 0);
+                assert_true(seq >= lo + sizeof(rcoll__shm_ctl_t));
+                assert_true(rcoll__shm_slot_data(sh, r, k) + sh->small_max <= seq + sh->slot_stride);
+            }
+            for (uint64_t g = 0; g < (uint64_t)sh->nbuf; g++) {
+                char *in = rcoll__shm_in(sh, r, g), *res = rcoll__shm_res(sh, r, g);
+                assert_true((uintptr_t)in % RCOLL__SHM_LINE == 0 && (uintptr_t)res % RCOLL__SHM_LINE == 0);
+                assert_true(in >= (char *)rcoll__shm_slot_seq(sh, r, 1) + sh->slot_stride);
+                assert_true(res >= rcoll__shm_in(sh, r, (uint64_t)sh->nbuf - 1) + sh->chunk);
+                assert_true(res + sh->slice <= hi);
+            }
+            assert_ptr_equal(rcoll__shm_in(sh, r, 0), rcoll__shm_in(sh, r, (uint64_t)sh->nbuf));
+        }
+        free(sh->fin);
+        free(sh);
+    }
+}
+
+static void test_cost(void **state)
+{
+    (void)state;
+    rcoll_model_t m = *rcoll_selector_model();
+    const rcoll_alg_t *a;
+    size_t sizes[] = { 1, 8, 4096, 1 << 16, 1 << 22 };   /* count 0 never reaches the selector */
+
+    assert_int_equal(m.shm, 1);
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        for (int p = 2; p <= 64; p *= 2) {
+            /* one node: shm wins every collective it has */
+            a = rcoll_select_by_cost(RCOLL_COLL_ALLREDUCE, &m, sizes[i], p, p);
+            assert_string_equal(a->name, "shm");
+            a = rcoll_select_by_cost(RCOLL_COLL_BCAST, &m, sizes[i], p, p);
+            assert_string_equal(a->name, "shm");
+            a = rcoll_select_by_cost(RCOLL_COLL_BARRIER, &m, 0, p, p);
+            assert_string_equal(a->name, "shm");
+            /* two nodes: never */
+            assert_true(isinf(rcoll_allreduce_shm.cost(&m, sizes[i], p, p / 2)));
+            a = rcoll_select_by_cost(RCOLL_COLL_ALLREDUCE, &m, sizes[i], p, p / 2);
+            assert_string_not_equal(a->name, "shm");
+            a = rcoll_select_by_cost(RCOLL_COLL_BCAST, &m, sizes[i], p, p / 2);
+            assert_string_not_equal(a->name, "shm");
+        }
+    }
+    m.shm = 0;     /* RCOLL_SHM=0 */
+    assert_true(isinf(rcoll_bcast_shm.cost(&m, 8, 4, 4)));
+    a = rcoll_select_by_cost(RCOLL_COLL_BARRIER, &m, 0, 4, 4);
+    assert_string_not_equal(a->name, "shm");
+}
+
+/* Forced on a communicator that is not all on one node, or with RCOLL_SHM=0:
+ * a clean RCOLL_ERR_NOT_SUPPORTED, nothing set up. */
+static void test_not_supported(void **state)
+{
+    (void)state;
+    rcoll_context_t *ctx = calloc(1, sizeof(*ctx));
+    rcoll_comm_t comm = { .ctx = ctx, .size = 4, .rank = 1, .local_size = 2, .id = 7 };
+    rcoll_task_t *t = aligned_alloc(64, sizeof(*t));
+    int wr[4] = { 0, 1, 2, 3 };
+
+    assert_true(ctx && t);
+    comm.world_ranks = wr;
+    ctx->config.shm = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        memset(t, 0, sizeof(*t));
+        t->ctx = ctx;
+        t->comm = &comm;
+        t->args.type = RCOLL_COLL_ALLREDUCE;
+        t->args.count = 1;
+        t->args.dtype = RCOLL_INT32;
+        assert_int_equal(rcoll_allreduce_shm.progress(t), RCOLL_ERR_NOT_SUPPORTED);
+        assert_null(comm.shm);
+        comm.local_size = 4;     /* second pass: all local, but RCOLL_SHM=0 */
+        ctx->config.shm = 0;
+    }
+    free(t);
+    free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_layout),
+        cmocka_unit_test(test_cost),
+        cmocka_unit_test(test_not_supported),
+        cmocka_unit_test(test_interleavings),
+    };
+    rcoll_log_set_level(RCOLL_LOG_ERROR);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
