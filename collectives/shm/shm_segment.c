@@ -279,11 +279,7 @@ static rcoll_status_t check_usable(rcoll_task_t *task)
                     comm->local_size, comm->size, comm->ctx->hostname);
         return RCOLL_ERR_NOT_SUPPORTED;
     }
-    if (!comm->ctx->config.shm) {
-        rcoll_error("%s algorithm shm: not supported: the shared-memory path is disabled "
-                    "(RCOLL_SHM=0)", coll);
-        return RCOLL_ERR_NOT_SUPPORTED;
-    }
+    /* RCOLL_SHM=0 keeps the selector from choosing shm; a forced choice wins. */
     return RCOLL_OK;
 }
 

@@ -183,12 +183,14 @@ project_tests() {
         local args=(--launcher rcollrun --quick --ranks "${RCOLL_SOFTRDMA_RANKS:-2 3}"
                     --timeout "${RCOLL_SOFTRDMA_LAUNCH_TIMEOUT:-900}")
         [ -z "${RCOLL_SOFTRDMA_ONLY:-}" ] || args+=(--only "$RCOLL_SOFTRDMA_ONLY")
-        integ rxe env RCOLL_TRANSPORT=verbs RCOLL_NET_DEVICES=rxe0:1 \
+        # RCOLL_SHM=0: all ranks share the guest, and the shared-memory algorithms
+        # would otherwise carry the collectives instead of the RDMA device.
+        integ rxe env RCOLL_TRANSPORT=verbs RCOLL_SHM=0 RCOLL_NET_DEVICES=rxe0:1 \
             test/integration/run.sh "${args[@]}" --label rxe
-        integ siw env RCOLL_TRANSPORT=verbs RCOLL_NET_DEVICES=siw0:1 \
+        integ siw env RCOLL_TRANSPORT=verbs RCOLL_SHM=0 RCOLL_NET_DEVICES=siw0:1 \
             test/integration/run.sh "${args[@]}" --label siw
         # shellcheck disable=SC2086
-        integ ucx-rxe env RCOLL_TRANSPORT=ucx $UCX_RXE_ENV \
+        integ ucx-rxe env RCOLL_TRANSPORT=ucx RCOLL_SHM=0 $UCX_RXE_ENV \
             test/integration/run.sh "${args[@]}" --label ucx-rxe
     else
         echo "NOTE no test/integration/run.sh in this tree: only the sanity checks ran"
