@@ -30,7 +30,8 @@
 
 #define RCOLL__SHM_LINE      64
 #define RCOLL__SHM_NBUF      4            /* pipeline depth (chunk buffers) */
-#define RCOLL__SHM_SMALL     (16 * 1024)  /* default largest flat collective */
+#define RCOLL__SHM_SMALL     (64 * 1024)  /* slot size: the largest flat collective */
+#define RCOLL__SHM_FLAT_TOTAL (128 * 1024) /* flat allreduce only while p * bytes <= this */
 #define RCOLL__SHM_SLICE     (128 * 1024) /* default pipeline slice per rank */
 #define RCOLL__SHM_CHUNK_MAX (512 * 1024) /* slices shrink to keep a chunk <= this */
 #define RCOLL__SHM_NAME_MAX  48
@@ -108,6 +109,13 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm);
 /* Fill sh's geometry (slot size small_max, pipeline slice per rank and
  * depth nbuf, capped so a chunk stays <= RCOLL__SHM_CHUNK_MAX) and size. */
 void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbuf);
+
+/* 1 if an allreduce of `bytes` takes the flat path (every rank reduces
+ * every slot) rather than the pipeline. */
+static inline int rcoll__shm_flat(const rcoll__shm_t *sh, size_t bytes)
+{
+    return bytes <= sh->small_max && bytes * (size_t)sh->p <= RCOLL__SHM_FLAT_TOTAL;
+}
 
 /* ---- layout ---- */
 
