@@ -53,7 +53,8 @@ typedef struct {
 typedef enum {
     RCOLL__SHM_SETUP = 0,
     RCOLL__SHM_READY,
-    RCOLL__SHM_FAILED
+    RCOLL__SHM_UNAVAILABLE,   /* all ranks agreed: no segment; fall back */
+    RCOLL__SHM_FAILED         /* set-up messages failed */
 } rcoll__shm_state_t;
 
 /* Per-communicator private state (comm->shm). */
@@ -67,12 +68,26 @@ typedef struct rcoll__shm {
     size_t    size;
     size_t    rank_stride, slot_stride, small_max, slice, chunk;
     int       nbuf;
-    int       setup_sent;    /* rank 0: names sent so far */
+    int       setup_next;    /* set-up: peers whose message is posted */
     int       unlinked;
     char      name[RCOLL__SHM_NAME_MAX];   /* also the set-up message */
+    uint8_t   my_ok, verdict;               /* set-up: attached here; all attached */
+    uint8_t  *peer_ok;                      /* rank 0: each rank's my_ok */
     /* last values read of each rank's flags (they only grow) */
     uint64_t *fin, *in_ready, *res_ready, *out_done;
 } rcoll__shm_t;
+
+/* ---- the segment (shm_segment.c) ---- */
+
+/* Rank 0: create, reserve and map a fresh segment, sh->name its name; on
+ * failure (logged as a warning) sh->name is "" and sh->base NULL. */
+rcoll_status_t rcoll__shm_segment_create(rcoll_comm_t *comm, rcoll__shm_t *sh);
+/* Others: map the segment named sh->name and take its geometry. */
+rcoll_status_t rcoll__shm_segment_attach(rcoll_comm_t *comm, rcoll__shm_t *sh);
+/* Unmap (and on rank 0 unlink, if nobody has yet). */
+void rcoll__shm_segment_drop(rcoll__shm_t *sh);
+/* comm->shm_free: drop the segment and free the state. */
+void rcoll__shm_free(rcoll_comm_t *comm);
 
 /* A shm algorithm's per-task bookkeeping; first member of its state. */
 typedef struct {
@@ -85,7 +100,11 @@ typedef struct {
  * RCOLL_OK once the task may use the segment: the communicator is all on
  * this node, the segment is set up (the first collective sets it up), and
  * the earlier shm collectives on the communicator have finished here.
- * RCOLL_INPROGRESS until then, or an error (logged).
+ * RCOLL_INPROGRESS until then, or an error (logged).  If the ranks agreed
+ * that the segment is unavailable (e.g. /dev/shm full) and shm was not
+ * forced, the task is handed to the best point-to-point algorithm
+ * (task->alg changes) and RCOLL_INPROGRESS returned: the caller must
+ * return at once.
  */
 rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op);
 
