@@ -1,1 +1,7 @@
 # bench/: side-by-side comparison against Open MPI and MPICH (issue 5).
+# The benchmark source (bench/osu_coll.c) is built against rcoll by
+# examples/local.mk as examples/rcoll_osu_*; bench/compare compiles the same
+# source against MPI (bench/osu_backend_mpi.c) with mpicc and mpicc.mpich in a
+# build directory of its own, so automake never needs an MPI.
+dist_noinst_SCRIPTS += bench/compare bench/callgrind-overhead bench/bind-rank
+EXTRA_DIST += bench/osu_backend_mpi.c bench/README.md

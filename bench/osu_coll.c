@@ -23,7 +23,15 @@
  *   -c             validate every result (outside the timed region)
  *   -a ALGO        force an algorithm (rcoll back-end; "-a list" lists them)
  *   -t CALLS       (iallreduce) test calls during the compute phase (default 0)
+ *   -d USEC        the last rank starts each timed call USEC later (outside the
+ *                  timed region), so that the others are already waiting: with
+ *                  -DOSU_CALLGRIND its instruction count is the critical path
  *   -h             help
+ *
+ * Built with -DOSU_CALLGRIND (bench/callgrind-overhead does), the timed calls
+ * and nothing else are bracketed by callgrind's collection toggles, and each
+ * is followed by a dump, so `valgrind --tool=callgrind --collect-atstart=no`
+ * writes one profile per measured call holding exactly its instructions.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "osu_backend.h"
@@ -77,6 +85,15 @@
 #error "unknown OSU_COLL"
 #endif
 
+#ifdef OSU_CALLGRIND
+#include <valgrind/callgrind.h>
+#define COUNT_BEGIN() CALLGRIND_TOGGLE_COLLECT
+#define COUNT_END()   do { CALLGRIND_TOGGLE_COLLECT; CALLGRIND_DUMP_STATS; } while (0)
+#else
+#define COUNT_BEGIN() ((void)0)
+#define COUNT_END()   ((void)0)
+#endif
+
 #define LARGE_MESSAGE_SIZE 8192
 #define MAX_SIZES          256
 #define FIELD_WIDTH        18
@@ -92,6 +109,7 @@ struct options {
     int    validate;
     const char *algorithm;  /* NULL: the library's choice */
     int    test_calls;      /* iallreduce: rcoll/MPI test calls while computing */
+    long   late_us;         /* -d: the last rank's delay before each timed call */
 };
 
 static int rank, nranks;
@@ -122,7 +140,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: osu_%s [-m [MIN:]MAX | -s S1,S2,...] [-i ITER] [-x WARMUP] [-T MS]\n"
-            "              [-f] [-c] [-a ALGO|list]%s [-h]\n"
+            "              [-f] [-c] [-a ALGO|list] [-d USEC]%s [-h]\n"
             "  -m [MIN:]MAX  sizes in bytes, powers of two (default %d:1048576)\n"
             "  -s LIST       explicit sizes in bytes, comma separated\n"
             "  -i ITER       timed iterations per size (default 1000; 100 above %d B)\n"
@@ -131,6 +149,8 @@ static void usage(FILE *out)
             "  -f            full statistics (min, max, iterations)\n"
             "  -c            validate results\n"
             "  -a ALGO       force an algorithm (rcoll only); -a list prints them\n"
+            "  -d USEC       the last rank starts each timed call USEC later (for\n"
+            "                instruction counting, see bench/callgrind-overhead)\n"
 #if OSU_COLL == OSU_IALLREDUCE
             "  -t CALLS      test calls during the compute phase (default 0)\n"
 #endif
@@ -218,7 +238,7 @@ static int parse_options(int argc, char **argv, struct options *o)
     o->skip = 100;
     o->skip_large = 10;
     parse_range(ELEM_SIZE == 4 ? "4:1048576" : "1:1048576", o);
-    while ((opt = getopt(argc, argv, "m:s:i:x:T:fca:t:h")) != -1) {
+    while ((opt = getopt(argc, argv, "m:s:i:x:T:fca:t:d:h")) != -1) {
         switch (opt) {
         case 'm':
             if (parse_range(optarg, o) < 0) {
@@ -260,6 +280,13 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->test_calls = (int)parse_count(optarg, 0);
             if (o->test_calls < 0) {
                 say_error("osu_%s: bad -t '%s' (want an integer >= 0)\n", COLL_NAME, optarg);
+                return -1;
+            }
+            break;
+        case 'd':
+            o->late_us = parse_count(optarg, 0);
+            if (o->late_us < 0) {
+                say_error("osu_%s: bad -d '%s' (want microseconds >= 0)\n", COLL_NAME, optarg);
                 return -1;
             }
             break;
@@ -376,22 +403,59 @@ static long verify(const struct buffers *b, size_t count)
 
 /* ---- the measured call ---------------------------------------------------- */
 
-#if OSU_COLL != OSU_IALLREDUCE
-static int run_once(struct buffers *b, size_t count)
+/* One complete collective; for iallreduce, post + wait. */
+static int run_once(struct buffers *b, size_t count, const char **what)
 {
 #if OSU_COLL == OSU_ALLREDUCE
+    *what = "allreduce";
     return osu_be_allreduce_f32(b->send, b->recv, count);
 #elif OSU_COLL == OSU_BCAST
+    *what = "bcast";
     return osu_be_bcast(b->send, count, 0);
 #elif OSU_COLL == OSU_REDUCE
+    *what = "reduce";
     return osu_be_reduce_f32(b->send, b->recv, count, 0);
 #elif OSU_COLL == OSU_ALLGATHER
+    *what = "allgather";
     return osu_be_allgather(b->send, b->recv, count);
 #elif OSU_COLL == OSU_REDUCE_SCATTER
+    *what = "reduce_scatter";
     return osu_be_reduce_scatter_f32(b->send, b->recv, count);
+#elif OSU_COLL == OSU_IALLREDUCE
+    osu_req_t req;
+    *what = "iallreduce";
+    int rc = osu_be_iallreduce_f32(b->send, b->recv, count, &req);
+    if (rc != 0)
+        return rc;
+    *what = "wait";
+    return osu_be_wait(&req);
 #endif
 }
-#endif
+
+/* One call, timed.  `counted` calls are also the only code callgrind counts
+ * in an OSU_CALLGRIND build. */
+static void timed_call(struct buffers *b, size_t count, size_t size, long iter, double *elapsed,
+                       int counted)
+{
+    const char *what = "";
+    double t0 = now();
+    if (counted)
+        COUNT_BEGIN();
+    int rc = run_once(b, count, &what);
+    if (counted)
+        COUNT_END();
+    *elapsed = now() - t0;
+    check(rc, what, size, iter);
+}
+
+/* -d: let the other ranks get there first. */
+static void late_rank_delay(const struct options *o)
+{
+    if (o->late_us > 0 && rank == nranks - 1) {
+        struct timespec ts = {o->late_us / 1000000, (o->late_us % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
 
 /* ---- per-size measurement ------------------------------------------------ */
 
@@ -403,49 +467,75 @@ struct sample {
     long   errors;
 };
 
-/* With -T: iterations so that `iterations * per_call` is about the target,
- * the same on every rank (the largest any rank asks for). */
-static long scaled_iterations(const struct options *o, double per_call_s, size_t size)
+/* The largest value any rank has: every rank must run the same number of
+ * iterations, so counts derived from local timings are agreed on. */
+static double agree_max(double v, size_t size, const char *what)
 {
-    double want = per_call_s > 0 ? o->target_ms * 1e-3 / per_call_s : 1e6;
+    double out = 0;
+    check(osu_be_allreduce_f64(&v, &out, 1, OSU_OP_MAX), what, size, -1);
+    return out;
+}
+
+/*
+ * Warm up and return the number of timed iterations to run.  Without -T:
+ * `skip` warm-up calls and the fixed iteration count.  With -T the warm-up
+ * stops early when it would take more than half the target (the first call,
+ * which may set up connections, decides; at least one more call follows
+ * when WARMUP >= 2, unless the first alone took longer than the target), and the fastest of the calls after the first sets the
+ * iteration count for the target time (the fastest, because on a shared
+ * machine one preempted call would otherwise cut the count to a handful).  `calls` is how many
+ * collectives one timed iteration holds (iallreduce times two phases).
+ */
+static long warm_up(const struct options *o, struct buffers *b, size_t size, size_t count, int calls)
+{
+    long iters = size > LARGE_MESSAGE_SIZE ? o->iterations_large : o->iterations;
+    long skip = size > LARGE_MESSAGE_SIZE ? o->skip_large : o->skip;
+    double t, fastest = 0;
+
+    if (o->validate)
+        fill(b, count);
+    check(osu_be_barrier(), "barrier before the warm-up", size, -1);
+    if (o->target_ms <= 0) {
+        for (long i = 0; i < skip; i++) {
+            timed_call(b, count, size, i, &t, 0);
+            check(osu_be_barrier(), "barrier", size, i);
+        }
+        return iters;
+    }
+    timed_call(b, count, size, 0, &t, 0);
+    double first = agree_max(t, size, "allreduce(float64 max) of the first call's time");
+    double budget = o->target_ms * 1e-3 / 2;
+    long more = first > 0 ? (long)(budget / first) : skip;
+    if (more < 1 && first <= o->target_ms * 1e-3)
+        more = 1;   /* the first call may be all set-up: time at least one more */
+    if (more > skip - 1)
+        more = skip - 1;
+    for (long i = 0; i < more; i++) {
+        timed_call(b, count, size, i + 1, &t, 0);
+        fastest = i == 0 || t < fastest ? t : fastest;
+        check(osu_be_barrier(), "barrier", size, i + 1);
+    }
+    double per_call = more > 0 ? fastest : first;
+    double want = per_call > 0 ? o->target_ms * 1e-3 / (per_call * calls) : 1e6;
     if (want < 3)
         want = 3;
     if (want > 1e6)
         want = 1e6;
-    double agreed = 0;
-    check(osu_be_allreduce_f64(&want, &agreed, 1, OSU_OP_MAX), "allreduce(float64 max) of iteration counts", size, -1);
-    return (long)agreed;
+    return (long)agree_max(want, size, "allreduce(float64 max) of iteration counts");
 }
 
 #if OSU_COLL != OSU_IALLREDUCE
 static struct sample measure(const struct options *o, struct buffers *b, size_t size, size_t count)
 {
     struct sample s = {0};
-    long iters = size > LARGE_MESSAGE_SIZE ? o->iterations_large : o->iterations;
-    long skip = size > LARGE_MESSAGE_SIZE ? o->skip_large : o->skip;
-    if (o->target_ms > 0 && skip == 0)
-        skip = 1;
-    double warm = 0;
-
-    if (o->validate)
-        fill(b, count);
-    check(osu_be_barrier(), "barrier before the warm-up", size, -1);
-    for (long i = 0; i < skip; i++) {
-        double t0 = now();
-        check(run_once(b, count), "the collective (warm-up)", size, i);
-        warm += now() - t0;
-        check(osu_be_barrier(), "barrier", size, i);
-    }
-    if (o->target_ms > 0)
-        iters = scaled_iterations(o, warm / (double)skip, size);
-
-    double timer = 0;
+    long iters = warm_up(o, b, size, count, 1);
+    double timer = 0, t;
     for (long i = 0; i < iters; i++) {
         if (o->validate)
             fill(b, count);
-        double t0 = now();
-        check(run_once(b, count), "the collective", size, i);
-        timer += now() - t0;
+        late_rank_delay(o);
+        timed_call(b, count, size, i, &t, 1);
+        timer += t;
         if (o->validate)
             s.errors += verify(b, count);
         check(osu_be_barrier(), "barrier", size, i);
@@ -455,63 +545,46 @@ static struct sample measure(const struct options *o, struct buffers *b, size_t 
     return s;
 }
 #else
-/* OSU's overlap method: first the pure communication time (post + wait),
- * then post, compute for that long (optionally testing), wait. */
+/* Busy computation for `seconds`, with `test_calls` evenly spaced tests of
+ * the outstanding request (OSU's -t). */
 static void compute_for(double seconds, osu_req_t *req, int test_calls, int *done, size_t size)
 {
-    double start = now(), next_test = seconds / (test_calls + 1);
+    double start = now(), step = seconds / (test_calls + 1);
     volatile double x = 1.0;
     int tests = 0;
     while (now() - start < seconds) {
         for (int k = 0; k < 64; k++)
             x = x * 1.0000001 + 1e-9;
-        if (test_calls > 0 && !*done && tests < test_calls && now() - start >= next_test * (tests + 1)) {
+        if (tests < test_calls && !*done && now() - start >= step * (tests + 1)) {
             check(osu_be_test(req, done), "test during compute", size, -1);
             tests++;
         }
     }
 }
 
+/* OSU's overlap method: first the pure communication time (post + wait),
+ * then post, compute for that long (optionally testing), wait. */
 static struct sample measure(const struct options *o, struct buffers *b, size_t size, size_t count)
 {
     struct sample s = {0};
-    long iters = size > LARGE_MESSAGE_SIZE ? o->iterations_large : o->iterations;
-    long skip = size > LARGE_MESSAGE_SIZE ? o->skip_large : o->skip;
-    if (o->target_ms > 0 && skip == 0)
-        skip = 1;
-    osu_req_t req;
-    double warm = 0, timer = 0;
+    long iters = warm_up(o, b, size, count, 2);
+    double timer = 0, t;
 
-    if (o->validate)
-        fill(b, count);
-    check(osu_be_barrier(), "barrier before the warm-up", size, -1);
-    for (long i = 0; i < skip; i++) {
-        double t0 = now();
-        check(osu_be_iallreduce_f32(b->send, b->recv, count, &req), "iallreduce (warm-up)", size, i);
-        check(osu_be_wait(&req), "wait (warm-up)", size, i);
-        warm += now() - t0;
-        check(osu_be_barrier(), "barrier", size, i);
-    }
-    if (o->target_ms > 0)
-        iters = scaled_iterations(o, warm / (double)skip / 2, size);   /* two phases */
-
-    /* Phase 1: pure communication. */
     for (long i = 0; i < iters; i++) {
         if (o->validate)
             fill(b, count);
-        double t0 = now();
-        check(osu_be_iallreduce_f32(b->send, b->recv, count, &req), "iallreduce", size, i);
-        check(osu_be_wait(&req), "wait", size, i);
-        timer += now() - t0;
+        late_rank_delay(o);
+        timed_call(b, count, size, i, &t, 1);
+        timer += t;
         if (o->validate)
             s.errors += verify(b, count);
         check(osu_be_barrier(), "barrier", size, i);
     }
     double pure = timer / (double)iters;
 
-    /* Phase 2: the same with `pure` seconds of computation in between. */
     double overall = 0, compute = 0;
     for (long i = 0; i < iters; i++) {
+        osu_req_t req;
         int done = 0;
         if (o->validate)
             fill(b, count);

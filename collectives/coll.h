@@ -70,6 +70,10 @@ typedef struct rcoll_alg {
      * bcast, reduce: the vector; allgather, reduce_scatter: one rank's block)
      * on `nranks` ranks with `ppn` ranks per node. */
     double           (*cost)(const rcoll_model_t *m, size_t bytes, int nranks, int ppn);
+    /* Optional: called once when the task ends with an error (timeout, a
+     * failed peer) before its state is dropped, so the algorithm can leave
+     * shared state usable for the collectives that follow. */
+    void             (*abort)(rcoll_task_t *task);
 } rcoll_alg_t;
 
 /* Each collective's algorithm table, ended by NULL; defined in

@@ -1,5 +1,8 @@
 # examples/: hello, a minimal allreduce, and the OSU-style benchmarks.
-bin_PROGRAMS += examples/hello examples/allreduce
+# hello and allreduce install under $(pkglibexecdir)/examples: names that
+# generic do not belong in bin/.
+rcollexamplesdir = $(pkglibexecdir)/examples
+rcollexamples_PROGRAMS = examples/hello examples/allreduce
 examples_hello_SOURCES = examples/hello.c
 examples_hello_LDADD = librcoll.la
 examples_allreduce_SOURCES = examples/allreduce.c

@@ -25,7 +25,8 @@ static const rcoll_config_entry_t core_table[] = {
     { "TRANSPORT", "auto", "Network transport: auto (UCX where it can reach the peer, raw verbs "
       "for iWARP devices or without UCX), ucx, or verbs",
       RCOLL_CONFIG_ENUM, F(transport), "auto|ucx|verbs", 0 },
-    { "SHM", "1", "Use the shared-memory path between ranks on the same node",
+    { "SHM", "1", "Let the selector choose the shared-memory algorithms (shm) for communicators "
+      "whose ranks share one node; forcing RCOLL_<COLL>_ALGORITHM=shm uses them regardless",
       RCOLL_CONFIG_BOOL, F(shm), NULL, 0 },
     { NULL }
 };

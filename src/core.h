@@ -64,6 +64,7 @@ struct rcoll_context {
     int                   ntls;                /* transport instances opened */
     const rcoll_tl_ops_t *tls_ops[4];
     rcoll_tl_t           *tls[4];
+    int                   tl_prefer_remote[4]; /* use for peers on other nodes */
     rcoll_tl_t          **peer_tl;             /* transport instance used for each peer */
     const rcoll_tl_ops_t **peer_ops;
     size_t                eager_limit;         /* agreed by all ranks */

@@ -77,6 +77,9 @@ static void task_finish(rcoll_task_t *task, rcoll_status_t st)
     }
     if (st != RCOLL_OK) {
         rcoll_p2p_cancel_task(task);
+        if (task->alg->abort != NULL) {
+            task->alg->abort(task);
+        }
     }
     task->status = st;
     task->done = 1;

@@ -6,6 +6,7 @@
  *   rcoll_info --config     settings only
  *   rcoll_info --markdown   the settings as the README's markdown table
  *   rcoll_info --model      the selector's choice per size and rank count
+ *   rcoll_info --devices    RDMA devices and ports: kind, state, MTU, speed, GID
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "log.h"
 #include "selector.h"
 #include "transport.h"
+#include "verbs/verbs.h"
 
 static void print_config(const rcoll_config_t *cfg)
 {
@@ -95,7 +97,7 @@ static void print_topology(void)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: rcoll_info [--config | --markdown | --model [--ppn N] | --help]\n");
+    fprintf(out, "usage: rcoll_info [--config | --markdown | --model [--ppn N] | --devices | --help]\n");
 }
 
 int main(int argc, char **argv)
@@ -125,6 +127,10 @@ int main(int argc, char **argv)
         } else {
             rcoll_selector_print_model(stdout, &m);
         }
+        return 0;
+    }
+    if (strcmp(mode, "--devices") == 0) {
+        rcoll_verbs_print_devices(stdout, &cfg);
         return 0;
     }
     if (mode[0] != '\0' && strcmp(mode, "--config") != 0) {

@@ -4,6 +4,7 @@
 
 const rcoll_tl_ops_t *const rcoll_tl_backends[] = {
     &rcoll_tl_ucx_ops,
+    &rcoll_tl_verbs_ops,
     NULL
 };
 

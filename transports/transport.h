@@ -68,7 +68,8 @@ typedef struct rcoll_tl_callbacks {
 typedef struct rcoll_tl_params {
     int                   rank;        /* world rank of this process */
     int                   size;        /* world size */
-    const int            *node_of;     /* node index of every world rank */
+    const int            *node_of;     /* node index of every world rank: filled in
+                                          after open(), valid from the first connect() */
     const rcoll_config_t *config;
     rcoll_tl_callbacks_t  cb;
 } rcoll_tl_params_t;

@@ -146,14 +146,10 @@ static rcoll_status_t ar_rd_progress(rcoll_task_t *task)
 
 static double ar_rd_cost(const rcoll_model_t *m, size_t bytes, int nranks, int ppn)
 {
-    int p2 = rcoll__pow2_floor(nranks);
     double n = (double)bytes;
-    double t = rcoll__log2_exact(p2) * (rcoll__model_msg(m, n, nranks, ppn) + rcoll__model_gamma(m, n));
+    int steps = rcoll__log2_exact(rcoll__pow2_floor(nranks));
 
-    if (p2 != nranks) {
-        t += 2 * rcoll__model_msg(m, n, nranks, ppn) + rcoll__model_gamma(m, n);
-    }
-    return t;
+    return rcoll__cost_fold(m, n, n, nranks, ppn) + rcoll__cost_tree(m, n, steps, 1, 1, nranks, ppn);
 }
 
 const rcoll_alg_t rcoll_allreduce_recursive_doubling = {

@@ -69,7 +69,7 @@ static double ar_rb_cost(const rcoll_model_t *m, size_t bytes, int nranks, int p
     double n = (double)bytes;
     int steps = rcoll__ceil_log2(nranks);
 
-    return steps * (2 * rcoll__model_msg(m, n, nranks, ppn) + rcoll__model_gamma(m, n));
+    return rcoll__cost_tree(m, n, steps, 1, 1, nranks, ppn) + rcoll__cost_tree(m, n, steps, 1, 0, nranks, ppn);
 }
 
 const rcoll_alg_t rcoll_allreduce_reduce_bcast = {

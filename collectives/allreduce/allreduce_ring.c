@@ -13,6 +13,7 @@
 #include <string.h>
 #include "core.h"
 #include "reduce.h"
+#include "selector_cost.h"
 #include "reduction_engine.h"
 
 enum { PH_START = 0, PH_RS, PH_AG };
@@ -72,7 +73,7 @@ static double ar_ring_cost(const rcoll_model_t *m, size_t bytes, int nranks, int
     if (nranks < 2) {
         return 0;
     }
-    return 2 * (p - 1) * rcoll__model_msg(m, n / p, nranks, ppn) + (p - 1) / p * rcoll__model_gamma(m, n);
+    return 2 * (p - 1) * rcoll_cost_msg(m, n / p, nranks, ppn, 1) + (p - 1) / p * n * m->gamma;
 }
 
 const rcoll_alg_t rcoll_allreduce_ring = {

@@ -3,6 +3,7 @@
  * collectives (see reduction_math.h).  No state, no I/O.
  */
 #include "reduction_math.h"
+#include "selector_cost.h"
 
 int rcoll__pow2_floor(int p)
 {
@@ -237,20 +238,57 @@ size_t rcoll__seg_elems(size_t segment_bytes, size_t esize, size_t maxlen, size_
     return seg;
 }
 
-/* ---- cost model ---- */
+/* ---- cost model pieces ---- */
 
-double rcoll__model_msg(const rcoll_model_t *m, double bytes, int nranks, int ppn)
+double rcoll__cost_fold(const rcoll_model_t *m, double n, double back_bytes, int p, int ppn)
 {
-    int inter = ppn < nranks;
-    double t = (inter ? m->alpha_inter : m->alpha) + bytes * (inter ? m->beta_inter : m->beta);
+    int cross = rcoll_cost_cross_xor(1, ppn);
+    double t;
 
-    if (bytes > (double)m->eager_limit) {
-        t += m->rndv_extra;
+    if (rcoll__pow2_floor(p) == p) {
+        return 0;
+    }
+    t = rcoll_cost_msg(m, n, p, ppn, cross) + n * m->gamma;
+    if (back_bytes > 0) {
+        t += rcoll_cost_msg(m, back_bytes, p, ppn, cross);
     }
     return t;
 }
 
-double rcoll__model_gamma(const rcoll_model_t *m, double bytes)
+double rcoll__cost_halving(const rcoll_model_t *m, double n, int p, int ppn)
 {
-    return bytes * m->gamma;
+    int p2 = rcoll__pow2_floor(p), steps = rcoll__log2_exact(p2), k;
+    double t = 0, part;
+
+    for (k = 0; k < steps; k++) {
+        part = n / (double)(2L << k);
+        t += rcoll_cost_msg(m, part, p, ppn, rcoll_cost_cross_xor(p2 >> (k + 1), ppn)) + part * m->gamma;
+    }
+    return t;
+}
+
+double rcoll__cost_doubling(const rcoll_model_t *m, double n, int p, int ppn)
+{
+    int p2 = rcoll__pow2_floor(p), steps = rcoll__log2_exact(p2), k;
+    double t = 0;
+
+    for (k = 0; k < steps; k++) {
+        t += rcoll_cost_msg(m, n * (double)(1L << k) / p2, p, ppn, rcoll_cost_cross_xor(1 << k, ppn));
+    }
+    return t;
+}
+
+double rcoll__cost_tree(const rcoll_model_t *m, double n, int steps, int msgs_per_step, int reduce,
+                        int p, int ppn)
+{
+    double t = 0;
+    int k;
+
+    for (k = 0; k < steps; k++) {
+        t += msgs_per_step * rcoll_cost_msg(m, n, p, ppn, rcoll_cost_cross_xor(1 << k, ppn));
+        if (reduce) {
+            t += n * m->gamma;
+        }
+    }
+    return t;
 }

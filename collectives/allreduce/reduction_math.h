@@ -102,9 +102,21 @@ void   rcoll__seg_range(size_t len, size_t seg, size_t j, size_t *lo, size_t *hi
  * that at most max_segs segments cover maxlen elements. */
 size_t rcoll__seg_elems(size_t segment_bytes, size_t esize, size_t maxlen, size_t max_segs);
 
-/* ---- cost model ---- */
-/* Time of one message of bytes between two of nranks ranks with ppn per node. */
-double rcoll__model_msg(const rcoll_model_t *m, double bytes, int nranks, int ppn);
-double rcoll__model_gamma(const rcoll_model_t *m, double bytes);
+/* ---- cost model pieces (alpha-beta-gamma, collectives/selector_cost.h) ----
+ * n: bytes of the whole vector; p ranks, ppn per node, p2 = pow2_floor(p). */
+/* Fold of a non-power of two: extras send n bytes in (reduced: n gamma) and
+ * get back_bytes out (0: nothing comes back).  0 when p is a power of two. */
+double rcoll__cost_fold(const rcoll_model_t *m, double n, double back_bytes, int p, int ppn);
+/* Recursive halving over p2 ranks: step k moves n / 2^(k+1) bytes at
+ * distance p2 / 2^(k+1) and reduces them. */
+double rcoll__cost_halving(const rcoll_model_t *m, double n, int p, int ppn);
+/* Recursive doubling allgather (or binomial gather) of n bytes over p2
+ * ranks: step k moves n 2^k / p2 bytes at distance 2^k. */
+double rcoll__cost_doubling(const rcoll_model_t *m, double n, int p, int ppn);
+/* ceil(log2 p) steps each moving n bytes at distance 2^k (binomial trees,
+ * recursive doubling on the whole vector), msgs_per_step messages in a row
+ * and reducing n bytes per step if reduce. */
+double rcoll__cost_tree(const rcoll_model_t *m, double n, int steps, int msgs_per_step, int reduce,
+                        int p, int ppn);
 
 #endif

@@ -62,9 +62,7 @@ static rcoll_status_t red_bin_progress(rcoll_task_t *task)
 
 static double red_bin_cost(const rcoll_model_t *m, size_t bytes, int nranks, int ppn)
 {
-    double n = (double)bytes;
-
-    return rcoll__ceil_log2(nranks) * (rcoll__model_msg(m, n, nranks, ppn) + rcoll__model_gamma(m, n));
+    return rcoll__cost_tree(m, (double)bytes, rcoll__ceil_log2(nranks), 1, 1, nranks, ppn);
 }
 
 const rcoll_alg_t rcoll_reduce_binomial = {

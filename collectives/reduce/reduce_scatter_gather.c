@@ -242,17 +242,10 @@ static rcoll_status_t red_rsg_progress(rcoll_task_t *task)
 
 static double red_rsg_cost(const rcoll_model_t *m, size_t bytes, int nranks, int ppn)
 {
-    int p2 = rcoll__pow2_floor(nranks), k, steps = rcoll__log2_exact(p2);
-    double n = (double)bytes, t = 0, part;
+    double n = (double)bytes;
 
-    for (k = 0; k < steps; k++) {
-        part = n / (double)(2 << k);
-        t += 2 * rcoll__model_msg(m, part, nranks, ppn) + rcoll__model_gamma(m, part);
-    }
-    if (p2 != nranks) {
-        t += rcoll__model_msg(m, n, nranks, ppn) + rcoll__model_gamma(m, n);
-    }
-    return t;
+    return rcoll__cost_fold(m, n, 0, nranks, ppn) + rcoll__cost_halving(m, n, nranks, ppn) +
+           rcoll__cost_doubling(m, n, nranks, ppn);
 }
 
 const rcoll_alg_t rcoll_reduce_reduce_scatter_gather = {

@@ -204,18 +204,9 @@ static rcoll_status_t rs_rh_progress(rcoll_task_t *task)
 
 static double rs_rh_cost(const rcoll_model_t *m, size_t bytes, int nranks, int ppn)
 {
-    int p2 = rcoll__pow2_floor(nranks), k, steps = rcoll__log2_exact(p2);
-    double b = (double)bytes, n = b * nranks, t = 0, part;
+    double b = (double)bytes, n = b * nranks;
 
-    for (k = 0; k < steps; k++) {
-        part = n / (double)(2 << k);
-        t += rcoll__model_msg(m, part, nranks, ppn) + rcoll__model_gamma(m, part);
-    }
-    if (p2 != nranks) {
-        t += rcoll__model_msg(m, n, nranks, ppn) + rcoll__model_gamma(m, n) +
-             rcoll__model_msg(m, b, nranks, ppn);
-    }
-    return t;
+    return rcoll__cost_fold(m, n, b, nranks, ppn) + rcoll__cost_halving(m, n, nranks, ppn);
 }
 
 const rcoll_alg_t rcoll_reduce_scatter_recursive_halving = {

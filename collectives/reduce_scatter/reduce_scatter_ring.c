@@ -12,6 +12,7 @@
 #include <string.h>
 #include "core.h"
 #include "reduce.h"
+#include "selector_cost.h"
 #include "allreduce/reduction_engine.h"
 
 enum { PH_START = 0, PH_RS };
@@ -59,7 +60,7 @@ static double rs_ring_cost(const rcoll_model_t *m, size_t bytes, int nranks, int
 {
     double b = (double)bytes;
 
-    return (nranks - 1) * (rcoll__model_msg(m, b, nranks, ppn) + rcoll__model_gamma(m, b));
+    return (nranks - 1) * (rcoll_cost_msg(m, b, nranks, ppn, 1) + b * m->gamma);
 }
 
 const rcoll_alg_t rcoll_reduce_scatter_ring = {

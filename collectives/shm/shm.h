@@ -111,6 +111,10 @@ rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op);
 /* The collective is complete on this rank: publish done = k. */
 void rcoll__shm_leave(rcoll_task_t *task, rcoll__shm_op_t *op);
 
+/* The algorithms' abort hook (rcoll_alg_t.abort): every shm state begins
+ * with its rcoll__shm_op_t. */
+void rcoll__shm_abort(rcoll_task_t *task);
+
 /* 1 when every rank has finished collective k - 2, so this rank may
  * overwrite its slot k & 1; else 0 with task->wait_peer set. */
 int rcoll__shm_slots_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t k);

@@ -235,4 +235,5 @@ const rcoll_alg_t rcoll_allreduce_shm = {
     .coll     = RCOLL_COLL_ALLREDUCE,
     .progress = ar_shm_progress,
     .cost     = ar_shm_cost,
+    .abort    = rcoll__shm_abort,
 };

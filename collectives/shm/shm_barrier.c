@@ -57,4 +57,5 @@ const rcoll_alg_t rcoll_barrier_shm = {
     .coll     = RCOLL_COLL_BARRIER,
     .progress = bar_shm_progress,
     .cost     = bar_shm_cost,
+    .abort    = rcoll__shm_abort,
 };

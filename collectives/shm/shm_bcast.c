@@ -136,4 +136,5 @@ const rcoll_alg_t rcoll_bcast_shm = {
     .coll     = RCOLL_COLL_BCAST,
     .progress = bc_shm_progress,
     .cost     = bc_shm_cost,
+    .abort    = rcoll__shm_abort,
 };

@@ -202,11 +202,7 @@ static rcoll_status_t check_usable(rcoll_task_t *task)
                     comm->local_size, comm->size, comm->ctx->hostname);
         return RCOLL_ERR_NOT_SUPPORTED;
     }
-    if (!comm->ctx->config.shm) {
-        rcoll_error("%s algorithm shm: not supported: the shared-memory path is disabled "
-                    "(RCOLL_SHM=0)", coll);
-        return RCOLL_ERR_NOT_SUPPORTED;
-    }
+    /* RCOLL_SHM=0 keeps the selector from choosing shm; a forced choice wins. */
     return RCOLL_OK;
 }
 
@@ -273,6 +269,29 @@ rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op)
         }
     }
 }
+/*
+ * A shm collective failed (timeout, peer failure).  If it held this rank's
+ * turn on the segment, pass the turn on: later collectives then wait on (and
+ * name) the peers they really wait for, instead of on this abandoned one.
+ * Its done flag is not published, so no peer mistakes it for finished.  If
+ * it was setting the segment up, the set-up is marked failed so the later
+ * ones report that instead of waiting for it.
+ */
+void rcoll__shm_abort(rcoll_task_t *task)
+{
+    rcoll__shm_op_t *op = (rcoll__shm_op_t *)(void *)task->alg_state;
+    rcoll__shm_t *sh = op->sh;
+
+    if (sh == NULL) {
+        return;
+    }
+    if (op->stage == ST_ENTERED && sh->completed < op->k) {
+        sh->completed = op->k;
+    } else if (op->k == 1 && sh->state == RCOLL__SHM_SETUP) {
+        sh->state = RCOLL__SHM_FAILED;
+    }
+}
+
 void rcoll__shm_leave(rcoll_task_t *task, rcoll__shm_op_t *op)
 {
     rcoll__shm_t *sh = op->sh;

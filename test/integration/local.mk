@@ -1,1 +1,23 @@
-# Multi-process integration tests (launched by test/run-suite).
+# Multi-process integration tests, launched by test/integration/run.sh under
+# rcollrun, mpirun or srun.  Built by plain `make` (noinst) so the suite can
+# run right after a build.  -no-install: real binaries, not libtool wrapper
+# scripts, so every launcher starts them directly.
+INTEG_COMMON = test/integration/check_common.c test/integration/check_common.h
+INTEG_LDADD = librcoll.la -lm
+INTEG_LDFLAGS = -no-install
+
+noinst_PROGRAMS += test/integration/coll_check test/integration/comm_check \
+                   test/integration/nb_check test/integration/timeout_check
+test_integration_coll_check_SOURCES = test/integration/coll_check.c $(INTEG_COMMON)
+test_integration_coll_check_LDADD = $(INTEG_LDADD)
+test_integration_coll_check_LDFLAGS = $(INTEG_LDFLAGS)
+test_integration_comm_check_SOURCES = test/integration/comm_check.c $(INTEG_COMMON)
+test_integration_comm_check_LDADD = $(INTEG_LDADD)
+test_integration_comm_check_LDFLAGS = $(INTEG_LDFLAGS)
+test_integration_nb_check_SOURCES = test/integration/nb_check.c $(INTEG_COMMON)
+test_integration_nb_check_LDADD = $(INTEG_LDADD)
+test_integration_nb_check_LDFLAGS = $(INTEG_LDFLAGS)
+test_integration_timeout_check_SOURCES = test/integration/timeout_check.c $(INTEG_COMMON)
+test_integration_timeout_check_LDADD = $(INTEG_LDADD)
+test_integration_timeout_check_LDFLAGS = $(INTEG_LDFLAGS)
+dist_noinst_SCRIPTS += test/integration/run.sh

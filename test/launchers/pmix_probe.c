@@ -3,7 +3,7 @@
  * from a launcher (rcollrun, Open MPI's mpirun, srun --mpi=pmix):
  *   PMIx_Init -> rank from the returned proc; PMIX_JOB_SIZE on the wildcard
  *   rank; PMIX_LOCAL_RANK, PMIX_LOCAL_SIZE, PMIX_LOCAL_PEERS, PMIX_HOSTNAME;
- *   PMIx_Put of a rank-specific value, Commit, Fence with collect data, Get
+ *   PMIx_Put of rank-specific string and binary values, Commit, Fence with collect data, Get
  *   of every peer's value and exact comparison; a second fence without data;
  *   PMIx_Finalize.
  * Prints one line per rank ("pmix_probe: rank R of N ... ok") and exits
@@ -30,7 +30,8 @@
 
 #include <pmix.h>
 
-#define PROBE_KEY "rcoll.probe.blob"
+#define PROBE_KEY "rcoll.probe.str"
+#define PROBE_BKEY "rcoll.probe.bytes"   /* binary, with zero bytes, as rcoll's addresses */
 
 static pmix_proc_t me;
 static int fails;
@@ -62,6 +63,16 @@ static char *expected_value(uint32_t r, uint32_t size)
         s[i] = (char)('a' + (r * 7u + (unsigned)i) % 26u);
     s[(size_t)n + len] = '\0';
     return s;
+}
+
+/* Rank r's binary value: 64..1087 bytes including zeros. */
+static size_t expected_bytes(uint32_t r, uint32_t size, unsigned char *buf)
+{
+    size_t len = 64 + (size_t)((r * 131u + size) % 1024u);
+
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (unsigned char)((i % 5 == 0) ? 0 : (r * 31u + (unsigned)i * 7u) & 0xffu);
+    return len;
 }
 
 static bool get_value(const pmix_proc_t *proc, const char *key, pmix_value_t **val,
@@ -158,6 +169,21 @@ static bool fence(bool collect, const char *what)
     return true;
 }
 
+static void check_bytes(const pmix_proc_t *peer, uint32_t r, uint32_t size)
+{
+    unsigned char want[1088];
+    size_t len = expected_bytes(r, size, want);
+    pmix_value_t *v;
+
+    if (!get_value(peer, PROBE_BKEY, &v, "a byte object"))
+        return;
+    if (v->type != PMIX_BYTE_OBJECT)
+        fail("rank %u's byte object came back as %s", r, PMIx_Data_type_string(v->type));
+    else if (v->data.bo.size != len || memcmp(v->data.bo.bytes, want, len) != 0)
+        fail("rank %u's byte object is wrong: %zu bytes, expected %zu", r, v->data.bo.size, len);
+    PMIX_VALUE_RELEASE(v);
+}
+
 static void exchange(uint32_t size)
 {
     pmix_value_t val;
@@ -177,6 +203,18 @@ static void exchange(uint32_t size)
         fail("PMIx_Put: %s", PMIx_Error_string(rc));
         return;
     }
+    {
+        unsigned char bytes[1088];
+        PMIX_VALUE_CONSTRUCT(&val);
+        val.type = PMIX_BYTE_OBJECT;
+        val.data.bo.bytes = (char *)bytes;
+        val.data.bo.size = expected_bytes(me.rank, size, bytes);
+        rc = PMIx_Put(PMIX_GLOBAL, PROBE_BKEY, &val);
+        if (rc != PMIX_SUCCESS) {
+            fail("PMIx_Put of a byte object: %s", PMIx_Error_string(rc));
+            return;
+        }
+    }
     if ((rc = PMIx_Commit()) != PMIX_SUCCESS) {
         fail("PMIx_Commit: %s", PMIx_Error_string(rc));
         return;
@@ -193,6 +231,7 @@ static void exchange(uint32_t size)
                  "(%zu bytes)", r, got, strlen(got), want, strlen(want));
         free(got);
         free(want);
+        check_bytes(&peer, r, size);
     }
 }
 

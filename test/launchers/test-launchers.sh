@@ -146,6 +146,9 @@ if [ "$have_rr" = 1 ]; then
     check_failure "rcollrun --timeout 2 on a 30 s job" 124 \
         '^rcollrun: job exceeded --timeout 2 s; terminating 3 running ranks'
     if ! faster_than 2; then :; else bad "rcollrun --timeout 2 waited at least 2 s" "ended after ${secs} s"; fi
+    run $LIMIT "$RCOLLRUN" -n 2 --timeout 1 sh -c 'trap "" TERM; while :; do sleep 0.1; done'
+    check_failure "rcollrun: ranks ignoring SIGTERM get SIGKILL" 124 \
+        '^rcollrun: 2 ranks still running after SIGTERM; sending SIGKILL to: 0 1'
     run $LIMIT "$RCOLLRUN" -n 2 /nonexistent/rcoll-prog
     check_failure "rcollrun: missing program (path)" 127 \
         '^rcollrun: /nonexistent/rcoll-prog: program not found'

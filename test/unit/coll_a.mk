@@ -5,3 +5,23 @@ test_unit_test_coll_reduction_math_SOURCES = test/unit/test_coll_reduction_math.
 test_unit_test_coll_reduction_math_CFLAGS = $(UNIT_CFLAGS)
 test_unit_test_coll_reduction_math_LDFLAGS = $(UNIT_LDFLAGS)
 test_unit_test_coll_reduction_math_LDADD = $(UNIT_LDADD)
+
+# The reduction algorithms run for p = 1..17 simulated ranks over a fake
+# point-to-point layer (defined in the test), so it links the algorithm and
+# kernel sources directly instead of librcoll.
+check_PROGRAMS += test/unit/test_coll_reduction_sim
+TESTS += test/unit/test_coll_reduction_sim
+test_unit_test_coll_reduction_sim_SOURCES = test/unit/test_coll_reduction_sim.c \
+    collectives/allreduce/allreduce_recursive_doubling.c \
+    collectives/allreduce/allreduce_ring.c \
+    collectives/allreduce/allreduce_rabenseifner.c \
+    collectives/allreduce/allreduce_reduce_bcast.c \
+    collectives/allreduce/reduction_math.c \
+    collectives/allreduce/reduction_engine.c \
+    collectives/reduce/reduce_binomial.c \
+    collectives/reduce/reduce_scatter_gather.c \
+    collectives/reduce_scatter/reduce_scatter_recursive_halving.c \
+    collectives/reduce_scatter/reduce_scatter_ring.c \
+    src/reduce.c src/reduce_half.c src/datatype.c
+test_unit_test_coll_reduction_sim_CFLAGS = $(UNIT_CFLAGS)
+test_unit_test_coll_reduction_sim_LDADD = $(CMOCKA_LIBS) -lm

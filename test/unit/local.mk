@@ -8,5 +8,6 @@ include test/unit/core.mk
 include test/unit/reduce.mk
 include test/unit/coll.mk
 include test/unit/verbs.mk
+include test/unit/api.mk
 include test/unit/shm.mk
 endif

@@ -396,14 +396,58 @@ static void test_superblocks(void **state)
     }
 }
 
-static void test_model(void **state)
+/* The cost formulas of the reduction algorithms: positive, growing with the
+ * size, and ordered as theory says at the extremes. */
+static double cost(rcoll_coll_type_t coll, const char *name, size_t bytes, int p, int ppn,
+                   const rcoll_model_t *m)
 {
-    rcoll_model_t m = { .alpha = 1e-6, .alpha_inter = 3e-6, .beta = 1e-10, .beta_inter = 1e-9,
-                        .gamma = 1e-10, .rndv_extra = 2e-6, .eager_limit = 8192 };
+    const rcoll_alg_t *a = rcoll_alg_find(coll, name);
+
+    assert_non_null(a);
+    assert_non_null(a->cost);
+    assert_int_equal(a->coll, coll);
+    return a->cost(m, bytes, p, ppn);
+}
+
+static void test_costs(void **state)
+{
+    const rcoll_model_t m = { .alpha = 1e-6, .alpha_inter = 3e-6, .beta = 1e-10, .beta_inter = 1e-9,
+                              .gamma = 2e-10, .rndv_extra = 2e-6, .eager_limit = 8192 };
+    static const struct { rcoll_coll_type_t coll; const char *name; } algs[] = {
+        { RCOLL_COLL_ALLREDUCE, "recursive_doubling" }, { RCOLL_COLL_ALLREDUCE, "ring" },
+        { RCOLL_COLL_ALLREDUCE, "rabenseifner" }, { RCOLL_COLL_ALLREDUCE, "reduce_bcast" },
+        { RCOLL_COLL_REDUCE, "binomial" }, { RCOLL_COLL_REDUCE, "reduce_scatter_gather" },
+        { RCOLL_COLL_REDUCE_SCATTER, "recursive_halving" }, { RCOLL_COLL_REDUCE_SCATTER, "ring" },
+    };
     (void)state;
-    assert_true(rcoll__model_msg(&m, 8192, 4, 4) < rcoll__model_msg(&m, 8193, 4, 4) - 1e-6);
-    assert_true(rcoll__model_msg(&m, 100, 8, 4) > rcoll__model_msg(&m, 100, 8, 8));
-    assert_true(rcoll__model_gamma(&m, 1000) > 0);
+    for (size_t i = 0; i < sizeof(algs) / sizeof(algs[0]); i++) {
+        for (int p = 2; p <= 64; p += 3) {
+            double prev = 0;
+            for (size_t b = 8; b <= ((size_t)1 << 28); b *= 8) {
+                double t = cost(algs[i].coll, algs[i].name, b, p, p, &m);
+                assert_true(t > 0 && t >= prev);
+                prev = t;
+                assert_true(cost(algs[i].coll, algs[i].name, b, p, 4, &m) >= t * 0.999);
+            }
+        }
+    }
+    /* small vectors: log p latency wins; large: the bandwidth-optimal ones */
+    for (int p = 4; p <= 64; p *= 2) {
+        double rd = cost(RCOLL_COLL_ALLREDUCE, "recursive_doubling", 8, p, p, &m);
+        assert_true(rd < cost(RCOLL_COLL_ALLREDUCE, "ring", 8, p, p, &m));
+        assert_true(rd < cost(RCOLL_COLL_ALLREDUCE, "rabenseifner", 8, p, p, &m));
+        assert_true(rd < cost(RCOLL_COLL_ALLREDUCE, "reduce_bcast", 8, p, p, &m));
+        size_t big = (size_t)64 << 20;
+        rd = cost(RCOLL_COLL_ALLREDUCE, "recursive_doubling", big, p, p, &m);
+        assert_true(cost(RCOLL_COLL_ALLREDUCE, "ring", big, p, p, &m) < rd);
+        assert_true(cost(RCOLL_COLL_ALLREDUCE, "rabenseifner", big, p, p, &m) < rd);
+        assert_true(cost(RCOLL_COLL_REDUCE, "reduce_scatter_gather", big, p, p, &m) <
+                    cost(RCOLL_COLL_REDUCE, "binomial", big, p, p, &m));
+        assert_true(cost(RCOLL_COLL_REDUCE, "binomial", 8, p, p, &m) <
+                    cost(RCOLL_COLL_REDUCE, "reduce_scatter_gather", 8, p, p, &m));
+        assert_true(cost(RCOLL_COLL_REDUCE_SCATTER, "recursive_halving", 8, p, p, &m) <
+                    cost(RCOLL_COLL_REDUCE_SCATTER, "ring", 8, p, p, &m));
+    }
 }
 
 int main(void)
@@ -419,7 +463,7 @@ int main(void)
         cmocka_unit_test(test_ring),
         cmocka_unit_test(test_segments),
         cmocka_unit_test(test_superblocks),
-        cmocka_unit_test(test_model),
+        cmocka_unit_test(test_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,7 @@
  */
 #define _GNU_SOURCE
 #ifdef HAVE_CONFIG_H
-#include "config.h"
+#include "rcoll_build.h"
 #endif
 #include "rcollrun.h"
 

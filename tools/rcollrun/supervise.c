@@ -307,7 +307,7 @@ static int spawn_all(sv_t *sv, const sigset_t *child_mask)
     char **base = rcollrun_base_env(sv->o);
 
     if (base == NULL)
-        return -1;
+        return RCOLLRUN_EXIT_INTERNAL;
     for (int i = 0; i < sv->n; i++) {
         rcollrun_rank_t *r = &sv->ranks[i];
         size_t cnt = 0;

@@ -38,6 +38,7 @@ struct rcoll_tl {
     ucp_address_t       *addr;
     size_t               addr_len;
     int                  rank, size;
+    const int           *node_of;
     ucp_ep_h            *eps;
     int                 *failed;
     rcoll_tl_callbacks_t cb;
@@ -121,6 +122,7 @@ static rcoll_status_t ucx_open(const rcoll_tl_params_t *p, rcoll_tl_t **out)
     }
     tl->rank = p->rank;
     tl->size = p->size;
+    tl->node_of = p->node_of;
     tl->cb = p->cb;
     tl->eps = calloc((size_t)p->size, sizeof(*tl->eps));
     tl->failed = calloc((size_t)p->size, sizeof(int));
@@ -237,13 +239,21 @@ static rcoll_status_t ucx_address(rcoll_tl_t *tl, const void **addr, size_t *len
     return RCOLL_OK;
 }
 
+/*
+ * Peers on other nodes get UCX's peer-failure handling, so a dead peer fails
+ * the collective at once.  UCX 1.13's shared-memory transports cannot offer
+ * it (asking for it silently moves same-node traffic to TCP), so peers on
+ * this node rely on RCOLL_TIMEOUT and on the launcher, which kills the job
+ * when a rank dies.
+ */
 static rcoll_status_t ucx_connect(rcoll_tl_t *tl, int peer, const void *addr, size_t len)
 {
+    int same_node = tl->node_of != NULL && tl->node_of[peer] == tl->node_of[tl->rank];
     ucp_ep_params_t p = {
         .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                       UCP_EP_PARAM_FIELD_ERR_HANDLER,
         .address = addr,
-        .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+        .err_mode = same_node ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER,
         .err_handler = { .cb = ep_error_cb, .arg = tl },
     };
     ucs_status_t s = ucp_ep_create(tl->worker, &p, &tl->eps[peer]);

@@ -1,0 +1,141 @@
+#!/bin/bash
+# The multi-process integration tests, under one launcher, for several rank
+# counts.  Run from an in-tree build (binaries are found next to this script).
+#
+#   test/integration/run.sh [--launcher rcollrun|mpirun|srun] [--ranks "1 2 3 4 5 8"]
+#                           [--quick] [--label NAME] [--only "coll comm nb timeout"]
+#                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
+#
+#   --launcher  rcollrun (default): tools/rcollrun/rcollrun -n N
+#               mpirun: Open MPI's mpirun --allow-run-as-root --oversubscribe -n N
+#               srun:   srun --mpi=pmix -n N --overcommit (Slurm must be up)
+#   --ranks     rank counts to launch (default "1 2 3 4 5 8")
+#   --quick     coll_check --quick (fewer sizes and combinations)
+#   --label     name printed on every result line (default: the launcher)
+#   --only      which programs: coll (coll_check), comm (comm_check),
+#               nb (nb_check), timeout (timeout_check, for N >= 2); default all
+#   --coll, --algs  passed to coll_check
+#   --timeout   seconds per launch, overriding the defaults below
+#
+# Every launch runs under `timeout`: a hang is a failure, reported as such.
+# Exported RCOLL_* variables (RCOLL_TRANSPORT, RCOLL_NET_DEVICES,
+# RCOLL_LOG_LEVEL, ...) reach the ranks; RCOLL_TIMEOUT defaults to 60.
+# Each launch's output goes to $RCOLL_TEST_LOGDIR (default test-logs/ at the
+# top of the tree); a failure prints its last lines.  Prints one line per
+# launch, "ok   LABEL WHAT n=N (S s)" or "FAIL LABEL WHAT n=N (S s): why",
+# and ends with "P passed, F failed"; the exit status is 0 only if F is 0.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+
+launcher=rcollrun
+ranks="1 2 3 4 5 8"
+quick=0
+label=""
+only="coll comm nb timeout"
+coll_args=()
+limit_override=""
+
+usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --launcher) launcher=${2:?}; shift ;;
+    --ranks) ranks=${2:?}; shift ;;
+    --quick) quick=1 ;;
+    --label) label=${2:?}; shift ;;
+    --only) only=${2:?}; shift ;;
+    --coll) coll_args+=(--coll "${2:?}"); shift ;;
+    --algs) coll_args+=(--algs "${2:?}"); shift ;;
+    --timeout) limit_override=${2:?}; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+    esac
+    shift
+done
+[ -n "$label" ] || label=$launcher
+case "$launcher" in
+rcollrun|mpirun|srun) ;;
+*) echo "run.sh: unknown launcher '$launcher' (rcollrun, mpirun or srun)" >&2; exit 2 ;;
+esac
+
+export RCOLL_TIMEOUT=${RCOLL_TIMEOUT:-60}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+logdir=${RCOLL_TEST_LOGDIR:-$top/test-logs}/integration-$label
+mkdir -p "$logdir" || { echo "run.sh: cannot create $logdir" >&2; exit 2; }
+
+passed=0
+failed=0
+
+# launch_cmd N PROG ARGS...: the launcher's command line, into array cmd
+launch_cmd() {
+    local n=$1; shift
+    case "$launcher" in
+    rcollrun) cmd=("$top/tools/rcollrun/rcollrun" -n "$n" --timeout "$limit" -- "$@") ;;
+    mpirun) cmd=(mpirun --allow-run-as-root --oversubscribe -n "$n" "$@") ;;
+    srun) cmd=(srun --mpi=pmix -n "$n" --overcommit "$@") ;;
+    esac
+}
+
+# run_one WHAT N LIMIT PROG ARGS...
+run_one() {
+    local what=$1 n=$2; limit=${limit_override:-$3}; shift 3
+    local prog=$1 log t0 rc secs why
+    log="$logdir/$(echo "$what" | tr ' /' '__')-n$n.log"
+    t0=$(date +%s%N)
+    if [ ! -f "$prog" ] || [ ! -x "$prog" ]; then
+        rc=127
+        echo "run.sh: $prog is not built (run make first)" > "$log"
+    elif [ "$launcher" != rcollrun ] && ! command -v "$launcher" >/dev/null; then
+        rc=127
+        echo "run.sh: launcher '$launcher' not found in PATH" > "$log"
+    elif [ "$launcher" = rcollrun ] && [ ! -x "$top/tools/rcollrun/rcollrun" ]; then
+        rc=127
+        echo "run.sh: $top/tools/rcollrun/rcollrun is not built" > "$log"
+    else
+        launch_cmd "$n" "$@"
+        echo "+ ${cmd[*]}" > "$log"
+        # rcollrun ends the job itself at the limit and says so; `timeout` is
+        # the backstop (for the other launchers, the limit)
+        local outer=$limit
+        [ "$launcher" = rcollrun ] && outer=$((limit + 15))
+        timeout --kill-after=10 "$outer" "${cmd[@]}" >> "$log" 2>&1 < /dev/null
+        rc=$?
+    fi
+    secs=$(( ($(date +%s%N) - t0) / 100000000 ))
+    secs=$((secs / 10)).$((secs % 10))
+    if [ "$rc" -eq 0 ]; then
+        printf 'ok   %s %s n=%s (%s s)\n' "$label" "$what" "$n" "$secs"
+        passed=$((passed + 1))
+        return
+    fi
+    case $rc in
+    124|137) why="hang: killed after ${limit} s (exit status $rc)" ;;
+    127) why=$(head -n 1 "$log") ;;
+    *) why="exit status $rc" ;;
+    esac
+    printf 'FAIL %s %s n=%s (%s s): %s; log %s\n' "$label" "$what" "$n" "$secs" "$why" "$log"
+    tail -n 25 "$log" | sed 's/^/     | /'
+    failed=$((failed + 1))
+}
+
+wants() { case " $only " in *" $1 "*) return 0 ;; esac; return 1; }
+
+qflag=()
+[ "$quick" = 1 ] && qflag=(--quick)
+for n in $ranks; do
+    if wants coll; then
+        if [ "$quick" = 1 ]; then lim=300; else lim=1200; fi
+        run_one "coll_check${qflag[*]:+ ${qflag[*]}}" "$n" "$lim" \
+            "$here/coll_check" "${qflag[@]}" "${coll_args[@]}"
+    fi
+    wants comm && run_one comm_check "$n" 180 "$here/comm_check"
+    wants nb && run_one nb_check "$n" 180 "$here/nb_check"
+    if wants timeout && [ "$n" -ge 2 ]; then
+        run_one timeout_check "$n" 120 "$here/timeout_check"
+    fi
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,223 @@
+/*
+ * timeout_check - a rank that never arrives must not hang the others.
+ *
+ * Launch with at least 2 ranks:  rcollrun -n 4 test/integration/timeout_check [-v]
+ *
+ * With RCOLL_TIMEOUT=2 (set through rcoll_init's config, so it overrides the
+ * environment), rank 1 skips a barrier and an allreduce that every other
+ * rank enters, sleeps until they are done, and exits.  Every other rank must
+ * get RCOLL_ERR_TIMEOUT after about 2 s (not hang, not succeed), and the
+ * error it logs on stderr (captured here) must name the collective, the
+ * algorithm step and the peer it was waiting for.  At least one rank must
+ * name rank 1: with dissemination-style algorithms only rank 1's direct
+ * partners wait on it, the others wait on a partner that is itself stuck.
+ * The survivors then agree on the outcome over a communicator without rank 1
+ * (which must still work after the timeouts).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rcoll.h"
+#include "check_common.h"
+
+#define TIMEOUT_S 2.0
+#define SKIPPER   1
+
+static int wrank, wsize, verbose;
+static long nfail;
+
+#define FAILF(...) do { nfail++; fprintf(stderr, "FAIL timeout_check rank %d: ", wrank); \
+                        fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } while (0)
+
+static void fatal(const char *what, rcoll_status_t st)
+{
+    fprintf(stderr, "FAIL timeout_check rank %d: %s returned %d (%s)\n", wrank, what, (int)st,
+            rcoll_strerror(st));
+    fflush(stderr);
+    _exit(1);
+}
+
+/* Does text mention "rank N" or "peer N" (N a whole number)?  want < 0: any N. */
+static int names_peer(const char *text, int want)
+{
+    static const char *const words[] = {"rank ", "peer ", "rank=", "peer="};
+    for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+        for (const char *p = strstr(text, words[w]); p; p = strstr(p + 1, words[w])) {
+            const char *q = p + strlen(words[w]);
+            if (!isdigit((unsigned char)*q))
+                continue;
+            int n = atoi(q);
+            if (want < 0 || n == want)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static int names_step(const char *text)
+{
+    for (const char *p = strstr(text, "step"); p; p = strstr(p + 1, "step")) {
+        const char *q = p + 4;
+        while (*q == ' ' || *q == '=' || *q == ':')
+            q++;
+        if (isdigit((unsigned char)*q))
+            return 1;
+    }
+    return 0;
+}
+
+typedef struct captured {
+    int  saved_fd;
+    FILE *file;
+} captured_t;
+
+static void capture_begin(captured_t *c)
+{
+    fflush(stderr);
+    c->file = tmpfile();
+    c->saved_fd = dup(2);
+    if (c->file == NULL || c->saved_fd < 0 || dup2(fileno(c->file), 2) < 0) {
+        perror("timeout_check: capturing stderr");
+        _exit(3);
+    }
+}
+
+/* Restore stderr; returns what was written meanwhile (malloc'd). */
+static char *capture_end(captured_t *c)
+{
+    fflush(stderr);
+    dup2(c->saved_fd, 2);
+    close(c->saved_fd);
+    long len = ftell(c->file);
+    if (len < 0)
+        len = 0;
+    char *text = calloc(1, (size_t)len + 1);
+    if (text == NULL)
+        _exit(3);
+    rewind(c->file);
+    size_t got = fread(text, 1, (size_t)len, c->file);
+    text[got] = '\0';
+    fclose(c->file);
+    return text;
+}
+
+/* One skipped collective on the survivors' side; returns 1 if this rank's
+ * log named SKIPPER. */
+static int expect_timeout(const char *coll, rcoll_comm_t *world)
+{
+    int32_t in[1000], out[1000];
+    for (int i = 0; i < 1000; i++)
+        in[i] = wrank + i;
+    captured_t cap;
+    capture_begin(&cap);
+    double t0 = check_now();
+    rcoll_status_t st = strcmp(coll, "barrier") == 0
+                            ? rcoll_barrier(world)
+                            : rcoll_allreduce(in, out, 1000, RCOLL_INT32, RCOLL_SUM, world);
+    double el = check_now() - t0;
+    char *log = capture_end(&cap);
+
+    if (verbose)
+        fprintf(stderr, "rank %d: %s returned %s after %.2f s; its log:\n%s", wrank, coll,
+                rcoll_strerror(st), el, log);
+    if (st != RCOLL_ERR_TIMEOUT)
+        FAILF("%s with rank %d absent returned %d (%s) after %.2f s, expected RCOLL_ERR_TIMEOUT",
+              coll, SKIPPER, (int)st, rcoll_strerror(st), el);
+    if (el < TIMEOUT_S * 0.75 || el > TIMEOUT_S * 10 + 10)
+        FAILF("%s timed out after %.2f s with RCOLL_TIMEOUT=%.0f", coll, el, TIMEOUT_S);
+    int ok_text = strstr(log, coll) != NULL && names_step(log) && names_peer(log, -1);
+    if (!ok_text)
+        FAILF("%s: the timeout log must name the collective ('%s'), the step ('step N') and "
+              "the peer waited for ('rank N'); stderr was:\n%s", coll, coll, log);
+    int named = names_peer(log, SKIPPER);
+    free(log);
+    return named;
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-v")) {
+            verbose = 1;
+        } else {
+            fprintf(stderr, "usage: %s [-v]\n", argv[0]);
+            return 2;
+        }
+    }
+    const char *const config[] = {"RCOLL_TIMEOUT=2", NULL};
+    rcoll_context_t *ctx;
+    rcoll_status_t st = rcoll_init(config, &ctx);
+    if (st != RCOLL_OK) {
+        fprintf(stderr, "FAIL rcoll_init: %s\n", rcoll_strerror(st));
+        return 1;
+    }
+    rcoll_comm_t *world = rcoll_comm_world(ctx);
+    wrank = rcoll_comm_rank(world);
+    wsize = rcoll_comm_size(world);
+    if (wsize < 2) {
+        fprintf(stderr, "timeout_check: needs at least 2 ranks (got %d)\n", wsize);
+        rcoll_finalize(ctx);
+        return 2;
+    }
+    const char *tv = rcoll_config_get(ctx, "RCOLL_TIMEOUT");
+    if (tv == NULL || atof(tv) != TIMEOUT_S)
+        FAILF("RCOLL_TIMEOUT given to rcoll_init as 2 reads back as '%s'", tv ? tv : "(null)");
+
+    /* the survivors' communicator, made while everyone is still there */
+    rcoll_comm_t *surv = NULL;
+    if ((st = rcoll_comm_split(world, wrank == SKIPPER ? -1 : 0, wrank, &surv)) != RCOLL_OK)
+        fatal("rcoll_comm_split", st);
+    /* everyone is connected and in step */
+    int32_t one = 1, n = 0;
+    if ((st = rcoll_allreduce(&one, &n, 1, RCOLL_INT32, RCOLL_SUM, world)) != RCOLL_OK)
+        fatal("warm-up allreduce", st);
+    if (n != wsize)
+        FAILF("warm-up allreduce gave %d, expected %d", (int)n, wsize);
+    if ((st = rcoll_barrier(world)) != RCOLL_OK)
+        fatal("warm-up barrier", st);
+
+    if (wrank == SKIPPER) {
+        /* skip both, stay alive until the others have timed out twice and
+         * agreed, then leave (finalize cannot complete its barrier: ignore) */
+        check_sleep(TIMEOUT_S * 4 + 3);
+        rcoll_finalize(ctx);
+        return 0;
+    }
+
+    double t0 = check_now();
+    int32_t named[2];
+    named[0] = expect_timeout("barrier", world);
+    named[1] = expect_timeout("allreduce", world);
+
+    /* agree among the survivors */
+    int32_t sum[2] = {0, 0}, mine = nfail != 0, any = 0;
+    if ((st = rcoll_allreduce(named, sum, 2, RCOLL_INT32, RCOLL_SUM, surv)) != RCOLL_OK)
+        fatal("survivors' allreduce after the timeouts", st);
+    for (int k = 0; k < 2; k++)
+        if (sum[k] < 1 && wrank == 0)
+            FAILF("%s: no rank's timeout log named rank %d, the one that never came",
+                  k ? "allreduce" : "barrier", SKIPPER);
+    mine = nfail != 0;
+    if ((st = rcoll_allreduce(&mine, &any, 1, RCOLL_INT32, RCOLL_SUM, surv)) != RCOLL_OK)
+        fatal("survivors' summary allreduce", st);
+    if (wrank == 0) {
+        if (any == 0)
+            printf("timeout_check: %d ranks ok: barrier and allreduce timed out naming rank %d "
+                   "(%.1f s)\n", wsize, SKIPPER, check_now() - t0);
+        else
+            printf("timeout_check: %d ranks: FAILED on %d rank(s)\n", wsize, any);
+    }
+    fflush(stdout);
+    rcoll_comm_free(surv);
+    /* finalize's barrier cannot complete without rank 1: its status is not
+     * part of the check, but it must return (bounded by the timeout) */
+    captured_t cap;
+    capture_begin(&cap);
+    rcoll_finalize(ctx);
+    free(capture_end(&cap));
+    return any == 0 ? 0 : 1;
+}

@@ -1,0 +1,144 @@
+/*
+ * test_tune.c - the RCOLL_TUNE_FILE parser: a good file gives the rules and
+ * lookups it says; each kind of bad file is refused with "name:line: why".
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "coll.h"
+#include "selector.h"
+
+static const char *good =
+    "# rcoll tune file\n"
+    "\n"
+    "bcast      0-64k      binomial             # small\n"
+    "bcast      64k-*      scatter_allgather    ranks=3-*\n"
+    "bcast      *          chain\n"
+    "\t allgather 1m-1g ring ranks=8\r\n"
+    "allgather  100        bruck\n"
+    "barrier    *          dissemination";   /* no final newline */
+
+static void test_good(void **state)
+{
+    rcoll_tune_t t;
+    char err[256];
+
+    assert_int_equal(rcoll_tune_parse_text(good, "good", &t, err, sizeof(err)), RCOLL_OK);
+    assert_int_equal(t.nrules, 6);
+    assert_int_equal(t.rules[0].line, 3);
+    assert_int_equal(t.rules[0].min_bytes, 0);
+    assert_int_equal(t.rules[0].max_bytes, 65536);
+    assert_int_equal(t.rules[1].min_ranks, 3);
+    assert_int_equal(t.rules[1].max_ranks, INT32_MAX);
+    assert_int_equal(t.rules[3].min_bytes, 1 << 20);
+    assert_int_equal(t.rules[3].max_bytes, 1 << 30);
+    assert_int_equal(t.rules[3].min_ranks, 8);
+    assert_int_equal(t.rules[3].max_ranks, 8);
+    assert_int_equal(t.rules[5].line, 8);
+
+    /* first match wins */
+    assert_string_equal(rcoll_tune_lookup(&t, RCOLL_COLL_BCAST, 100, 2)->name, "binomial");
+    assert_string_equal(rcoll_tune_lookup(&t, RCOLL_COLL_BCAST, 65536, 64)->name, "binomial");
+    assert_string_equal(rcoll_tune_lookup(&t, RCOLL_COLL_BCAST, 65537, 64)->name, "scatter_allgather");
+    assert_string_equal(rcoll_tune_lookup(&t, RCOLL_COLL_BCAST, 65537, 2)->name, "chain");
+    assert_string_equal(rcoll_tune_lookup(&t, RCOLL_COLL_ALLGATHER, 1 << 20, 8)->name, "ring");
+    assert_null(rcoll_tune_lookup(&t, RCOLL_COLL_ALLGATHER, 1 << 20, 9));
+    assert_null(rcoll_tune_lookup(&t, RCOLL_COLL_ALLGATHER, (1u << 30) + 1, 8));
+    assert_string_equal(rcoll_tune_lookup(&t, RCOLL_COLL_ALLGATHER, 100, 9)->name, "bruck");
+    assert_null(rcoll_tune_lookup(&t, RCOLL_COLL_ALLGATHER, 101, 9));
+    assert_null(rcoll_tune_lookup(&t, RCOLL_COLL_ALLREDUCE, 8, 2));
+    assert_string_equal(rcoll_tune_lookup(&t, RCOLL_COLL_BARRIER, 0, 4096)->name, "dissemination");
+    rcoll_tune_free(&t);
+    assert_int_equal(t.nrules, 0);
+
+    /* an empty file or comments only: no rules */
+    assert_int_equal(rcoll_tune_parse_text("", "e", &t, err, sizeof(err)), RCOLL_OK);
+    assert_int_equal(t.nrules, 0);
+    assert_int_equal(rcoll_tune_parse_text("# x\n\n  # y\n", "e", &t, err, sizeof(err)), RCOLL_OK);
+    assert_int_equal(t.nrules, 0);
+    rcoll_tune_free(&t);
+}
+
+static void expect_error(const char *text, const char *where, const char *why)
+{
+    rcoll_tune_t t = { (rcoll_tune_rule_t *)0x1, 77 };   /* must stay untouched */
+    char err[512];
+
+    err[0] = '\0';
+    if (rcoll_tune_parse_text(text, "bad.tune", &t, err, sizeof(err)) == RCOLL_OK)
+        fail_msg("accepted bad tune text \"%s\"", text);
+    assert_int_equal(t.nrules, 77);
+    if (strncmp(err, where, strlen(where)) != 0 || strstr(err, why) == NULL)
+        fail_msg("error \"%s\": want prefix \"%s\" and \"%s\"", err, where, why);
+}
+
+static void test_bad(void **state)
+{
+    char longline[2000];
+
+    expect_error("bcast 0-1k binomial\nbcats 0-1k binomial\n", "bad.tune:2: ",
+                 "unknown collective 'bcats'");
+    expect_error("# c\n\nbcast 0-1k nope\n", "bad.tune:3: ",
+                 "unknown bcast algorithm 'nope' (valid: binomial, scatter_allgather, chain, shm)");
+    expect_error("bcast 0-1x binomial\n", "bad.tune:1: ", "bad size range '0-1x'");
+    expect_error("bcast -5 binomial\n", "bad.tune:1: ", "bad size range '-5'");
+    expect_error("bcast 1k- binomial\n", "bad.tune:1: ", "bad size range");
+    expect_error("bcast 99999999999999999999 binomial\n", "bad.tune:1: ", "bad size range");
+    expect_error("\n\n\n\nbcast 2k-1k binomial\n", "bad.tune:5: ", "empty size range '2k-1k'");
+    expect_error("bcast 0-1k\n", "bad.tune:1: ", "expected COLLECTIVE SIZES ALGORITHM");
+    expect_error("ok\n", "bad.tune:1: ", "got 1 field");
+    expect_error("bcast * binomial ranks=2 extra\n", "bad.tune:1: ", "too many fields");
+    expect_error("bcast * binomial nodes=2\n", "bad.tune:1: ", "unexpected 'nodes=2'");
+    expect_error("bcast * binomial ranks=0-4\n", "bad.tune:1: ", "bad rank range '0-4'");
+    expect_error("bcast * binomial ranks=9-4\n", "bad.tune:1: ", "bad rank range");
+    expect_error("bcast * binomial ranks=x\n", "bad.tune:1: ", "bad rank range");
+    expect_error("bcast * binomial ranks=99999999999\n", "bad.tune:1: ", "bad rank range");
+    memset(longline, 'a', sizeof(longline) - 1);
+    longline[sizeof(longline) - 1] = '\0';
+    expect_error(longline, "bad.tune:1: ", "line longer than");
+}
+
+static void test_file(void **state)
+{
+    char path[] = "/tmp/rcoll_test_tuneXXXXXX", err[512], want[600];
+    rcoll_tune_t t;
+    int fd = mkstemp(path);
+    const char *text = "allgather * ring\nallgather * ring\nreduce * nope\n";
+
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    assert_int_equal(rcoll_tune_parse_file(path, &t, err, sizeof(err)), RCOLL_ERR_INVALID_ARG);
+    snprintf(want, sizeof(want), "%s:3: unknown reduce algorithm 'nope'", path);
+    assert_int_equal(strncmp(err, want, strlen(want)), 0);
+
+    fd = open(path, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, 34), 34);
+    close(fd);
+    assert_int_equal(rcoll_tune_parse_file(path, &t, err, sizeof(err)), RCOLL_OK);
+    assert_int_equal(t.nrules, 2);
+    rcoll_tune_free(&t);
+    unlink(path);
+
+    assert_int_equal(rcoll_tune_parse_file(path, &t, err, sizeof(err)), RCOLL_ERR_INVALID_ARG);
+    assert_non_null(strstr(err, "cannot open"));
+    assert_non_null(strstr(err, path));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good),
+        cmocka_unit_test(test_bad),
+        cmocka_unit_test(test_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

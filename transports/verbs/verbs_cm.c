@@ -1,0 +1,384 @@
+/*
+ * verbs_cm.c - connection set-up through rdma_cm (iWARP always; RoCE or IB
+ * with RCOLL_VERBS_CM=rdmacm).  An iWARP QP cannot be moved to RTR by hand.
+ *
+ * Each rank listens on an IP address of its device (found by binding to the
+ * addresses of the host's interfaces until one lands on the device) and
+ * publishes it.  For each pair the lower rank connects and the higher
+ * accepts; the private data carries the connecting rank.  Everything runs
+ * from progress() on a non-blocking event channel; a failed attempt is
+ * retried with back-off until the deadline (RCOLL_TIMEOUT, or 300 s when
+ * that is 0), after which the peer is reported failed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include "verbs_int.h"
+
+#define CM_MAGIC       0x52434d31u   /* "RCM1" */
+#define CM_RESOLVE_MS  5000
+
+static void sockaddr_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+
+    if (sa->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, ip, sizeof(ip));
+        port = ntohs(((const struct sockaddr_in6 *)(const void *)sa)->sin6_port);
+    } else if (sa->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, ip, sizeof(ip));
+        port = ntohs(((const struct sockaddr_in *)(const void *)sa)->sin_port);
+    }
+    snprintf(buf, len, "%s:%d", ip, port);
+}
+
+/* Bind a listener to an address of our device: IPv4 first, then global IPv6. */
+static struct rdma_cm_id *bind_listener(rcoll_tl_t *tl)
+{
+    struct ifaddrs *ifs = NULL;
+    struct rdma_cm_id *found = NULL;
+
+    if (getifaddrs(&ifs) != 0) {
+        rcoll_error("verbs: getifaddrs failed: %s", strerror(errno));
+        return NULL;
+    }
+    for (int pass = 0; pass < 2 && found == NULL; pass++) {
+        int family = pass == 0 ? AF_INET : AF_INET6;
+        for (struct ifaddrs *i = ifs; i != NULL && found == NULL; i = i->ifa_next) {
+            struct sockaddr_storage ss;
+            struct rdma_cm_id *id = NULL;
+            if (i->ifa_addr == NULL || i->ifa_addr->sa_family != family ||
+                !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK)) {
+                continue;
+            }
+            memcpy(&ss, i->ifa_addr, family == AF_INET ? sizeof(struct sockaddr_in)
+                                                       : sizeof(struct sockaddr_in6));
+            if (family == AF_INET6 &&
+                IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *)(void *)&ss)->sin6_addr)) {
+                continue;
+            }
+            if (rdma_create_id(tl->ch, &id, NULL, RDMA_PS_TCP) != 0) {
+                continue;
+            }
+            if (rdma_bind_addr(id, (struct sockaddr *)&ss) == 0 && id->verbs != NULL &&
+                strcmp(ibv_get_device_name(id->verbs->device), tl->port.dev) == 0 &&
+                (id->port_num == 0 || id->port_num == tl->port.port)) {
+                found = id;
+                rcoll_debug("verbs: rdma_cm listens on %s (%s) for %s:%d", i->ifa_name,
+                            family == AF_INET ? "IPv4" : "IPv6", tl->port.dev, tl->port.port);
+            } else {
+                rdma_destroy_id(id);
+            }
+        }
+    }
+    freeifaddrs(ifs);
+    return found;
+}
+
+rcoll_status_t rcoll__verbs_cm_open(rcoll_tl_t *tl)
+{
+    char where[80];
+
+    tl->ch = rdma_create_event_channel();
+    if (tl->ch == NULL) {
+        rcoll_error("verbs: rdma_create_event_channel failed: %s (is rdma_ucm loaded?)", strerror(errno));
+        return RCOLL_ERR_TRANSPORT;
+    }
+    int fl = fcntl(tl->ch->fd, F_GETFL);
+    if (fl < 0 || fcntl(tl->ch->fd, F_SETFL, fl | O_NONBLOCK) != 0) {
+        rcoll_error("verbs: cannot make the rdma_cm channel non-blocking: %s", strerror(errno));
+        return RCOLL_ERR_TRANSPORT;
+    }
+    tl->listen_id = bind_listener(tl);
+    if (tl->listen_id == NULL) {
+        rcoll_error("verbs: no IP address of this host is on %s:%d; rdma_cm needs one "
+                    "(give the device's network interface an address)", tl->port.dev, tl->port.port);
+        return RCOLL_ERR_TRANSPORT;
+    }
+    if (rdma_listen(tl->listen_id, tl->size < 128 ? 128 : tl->size) != 0) {
+        rcoll_error("verbs: rdma_listen on %s failed: %s", tl->port.dev, strerror(errno));
+        return RCOLL_ERR_TRANSPORT;
+    }
+    memcpy(&tl->laddr, rdma_get_local_addr(tl->listen_id), sizeof(tl->laddr));
+    tl->ctx = tl->listen_id->verbs;
+    sockaddr_str((struct sockaddr *)&tl->laddr, where, sizeof(where));
+    rcoll_info("verbs: %s:%d (%s) connects through rdma_cm, listening on %s", tl->port.dev,
+               tl->port.port, rcoll__verbs_kind_name(tl->port.kind), where);
+    return RCOLL_OK;
+}
+
+void rcoll__verbs_cm_close(rcoll_tl_t *tl)
+{
+    if (tl->listen_id != NULL) {
+        rdma_destroy_id(tl->listen_id);
+        tl->listen_id = NULL;
+    }
+    if (tl->ch != NULL) {
+        rdma_destroy_event_channel(tl->ch);
+        tl->ch = NULL;
+    }
+}
+
+static void conn_param(rcoll_tl_t *tl, struct rdma_conn_param *p, uint8_t *priv)
+{
+    rcoll__verbs_put_u32(priv, CM_MAGIC);
+    rcoll__verbs_put_u32(priv + 4, (uint32_t)tl->rank);
+    memset(p, 0, sizeof(*p));
+    p->private_data = priv;
+    p->private_data_len = 8;
+    p->responder_resources = 1;
+    p->initiator_depth = 1;
+    p->retry_count = 7;
+    p->rnr_retry_count = 3;
+}
+
+static void start_active(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+{
+    struct sockaddr_storage src = tl->laddr;
+    struct rdma_cm_id *id = NULL;
+    char where[80];
+
+    ep->retry_at = 0;
+    if (src.ss_family == AF_INET) {
+        ((struct sockaddr_in *)(void *)&src)->sin_port = 0;
+    } else {
+        ((struct sockaddr_in6 *)(void *)&src)->sin6_port = 0;
+    }
+    if (rdma_create_id(tl->ch, &id, ep, RDMA_PS_TCP) != 0 ||
+        rdma_resolve_addr(id, (struct sockaddr *)&src, (struct sockaddr *)&ep->raddr, CM_RESOLVE_MS) != 0) {
+        sockaddr_str((struct sockaddr *)&ep->raddr, where, sizeof(where));
+        rcoll_debug("verbs: peer %d: resolving %s failed: %s; retrying", ep->peer, where, strerror(errno));
+        if (id != NULL) {
+            rdma_destroy_id(id);
+        }
+        ep->retry_at = rcoll__verbs_now() + 0.1;
+        return;
+    }
+    ep->cm_id = id;
+}
+
+/*
+ * Usable for sending once established, addressed (connect() called), and,
+ * on the accepting side, once the connecting side's HELLO has arrived
+ * (iWARP: the responder must not send first).
+ */
+void rcoll__verbs_cm_maybe_connected(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+{
+    if (ep->state != RCOLL_VERBS_EP_CONNECTING || !ep->qp_ready || !ep->have_addr ||
+        (!ep->active && !ep->heard)) {
+        return;
+    }
+    tl->cm_waiting--;
+    rcoll__verbs_ep_connected(tl, ep);
+    if (ep->active) {
+        rcoll__verbs_send_hello(tl, ep);
+    }
+}
+
+rcoll_status_t rcoll__verbs_cm_start(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+{
+    ep->active = tl->rank < ep->peer;
+    ep->state = RCOLL_VERBS_EP_CONNECTING;
+    ep->deadline = rcoll__verbs_now() + tl->conn_timeout;
+    tl->cm_waiting++;
+    if (ep->active) {
+        start_active(tl, ep);
+    } else {
+        rcoll__verbs_cm_maybe_connected(tl, ep);   /* accepted (and heard) before connect() */
+    }
+    return RCOLL_OK;
+}
+
+/* Set up the QP of an id (route resolved, or a connection request). */
+static int setup_qp(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, struct rdma_cm_id *id)
+{
+    struct rdma_conn_param p;
+    uint8_t priv[8];
+
+    if (rcoll__verbs_qp_create(tl, ep, id) != RCOLL_OK ||
+        rcoll__verbs_qp_post_recvs(tl, ep) != RCOLL_OK) {
+        return -1;
+    }
+    conn_param(tl, &p, priv);
+    if ((ep->active ? rdma_connect(id, &p) : rdma_accept(id, &p)) != 0) {
+        rcoll_debug("verbs: peer %d: rdma_%s failed: %s", ep->peer, ep->active ? "connect" : "accept",
+                    strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* A connection request from a lower rank; the ep to use, or NULL to reject. */
+static rcoll_verbs_ep_t *request_ep(rcoll_tl_t *tl, struct rdma_cm_event *ev)
+{
+    const uint8_t *priv = ev->param.conn.private_data;
+    int peer;
+
+    if (priv == NULL || ev->param.conn.private_data_len < 8 || rcoll__verbs_get_u32(priv) != CM_MAGIC) {
+        rcoll_warn("verbs: rejected an rdma_cm connection on %s that is not from rcoll", tl->port.dev);
+        return NULL;
+    }
+    peer = (int)rcoll__verbs_get_u32(priv + 4);
+    if (peer < 0 || peer >= tl->rank) {
+        rcoll_warn("verbs: rejected an rdma_cm connection on %s from rank %d (only lower ranks connect to rank %d)",
+                   tl->port.dev, peer, tl->rank);
+        return NULL;
+    }
+    rcoll_verbs_ep_t *ep = &tl->eps[peer];
+    if (ep->state == RCOLL_VERBS_EP_CONNECTED || ep->state == RCOLL_VERBS_EP_FAILED) {
+        rcoll_warn("verbs: rejected a second rdma_cm connection from rank %d on %s", peer, tl->port.dev);
+        return NULL;
+    }
+    return ep;
+}
+
+static void attempt_failed(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, const char *what, int status)
+{
+    rcoll_debug("verbs: peer %d on %s: rdma_cm %s (status %d); %s", ep->peer, tl->port.dev, what,
+                status, ep->active ? "retrying" : "waiting for a new request");
+    ep->qp_ready = 0;
+    if (ep->active) {
+        int shift = ep->retries < 5 ? ep->retries : 5;
+        ep->retries++;
+        ep->retry_at = rcoll__verbs_now() + 0.05 * (1 << shift);
+    }
+}
+
+/* Handle one event; returns an id to destroy once the event is acknowledged. */
+static struct rdma_cm_id *handle(rcoll_tl_t *tl, struct rdma_cm_event *ev)
+{
+    rcoll_verbs_ep_t *ep = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ? request_ep(tl, ev)
+                                                                      : ev->id->context;
+    struct rdma_cm_id *doomed = NULL;
+
+    if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+        if (ep == NULL) {
+            rdma_reject(ev->id, NULL, 0);
+            return ev->id;
+        }
+        ep->active = 0;
+        ep->heard = 0;
+        ep->qp_ready = 0;
+        if (ep->cm_id != NULL) {        /* an earlier attempt that failed on their side */
+            rcoll__verbs_qp_destroy(tl, ep);
+        }
+        ev->id->context = ep;
+        if (setup_qp(tl, ep, ev->id) != 0) {
+            if (ep->qp != NULL) {
+                rdma_destroy_qp(ev->id);
+                ep->qp = NULL;
+            }
+            ep->cm_id = NULL;
+            return ev->id;              /* destroyed once the event is acknowledged */
+        }
+        return NULL;
+    }
+    if (ep == NULL || ev->id != ep->cm_id) {
+        return NULL;                    /* an old attempt's id */
+    }
+    switch (ev->event) {
+    case RDMA_CM_EVENT_ADDR_RESOLVED:
+        if (rdma_resolve_route(ev->id, CM_RESOLVE_MS) != 0) {
+            attempt_failed(tl, ep, "resolve_route", errno);
+            doomed = ep->cm_id;
+            ep->cm_id = NULL;
+        }
+        break;
+    case RDMA_CM_EVENT_ROUTE_RESOLVED:
+        if (setup_qp(tl, ep, ev->id) != 0) {
+            attempt_failed(tl, ep, "connect", errno);
+            if (ep->qp != NULL) {
+                rdma_destroy_qp(ev->id);
+                ep->qp = NULL;
+            }
+            doomed = ep->cm_id;
+            ep->cm_id = NULL;
+        }
+        break;
+    case RDMA_CM_EVENT_ESTABLISHED:
+        ep->qp_ready = 1;
+        rcoll__verbs_cm_maybe_connected(tl, ep);
+        break;
+    case RDMA_CM_EVENT_DISCONNECTED:
+        if (ep->state == RCOLL_VERBS_EP_CONNECTED || ep->state == RCOLL_VERBS_EP_FAILED) {
+            if (ep->state == RCOLL_VERBS_EP_CONNECTED && !ep->disconnected) {
+                ep->disconnected = 1;   /* decided after the CQ is drained (verbs_cq.c) */
+                tl->ndisconnected++;
+            }
+            ep->qp_ready = 0;
+            break;
+        }
+        __attribute__((fallthrough));   /* a half-made connection went away */
+    case RDMA_CM_EVENT_ADDR_ERROR:
+    case RDMA_CM_EVENT_ROUTE_ERROR:
+    case RDMA_CM_EVENT_CONNECT_ERROR:
+    case RDMA_CM_EVENT_UNREACHABLE:
+    case RDMA_CM_EVENT_REJECTED:
+        if (ep->state == RCOLL_VERBS_EP_CONNECTED || ep->state == RCOLL_VERBS_EP_FAILED) {
+            break;
+        }
+        attempt_failed(tl, ep, rdma_event_str(ev->event), ev->status);
+        if (ep->qp != NULL) {
+            rdma_destroy_qp(ev->id);
+            ep->qp = NULL;
+        }
+        doomed = ep->cm_id;
+        ep->cm_id = NULL;
+        break;
+    case RDMA_CM_EVENT_DEVICE_REMOVAL:
+        rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_TRANSPORT, "the device was removed");
+        break;
+    default:
+        break;
+    }
+    return doomed;
+}
+
+/* Deadlines and retries of connections still being made. */
+static void check_waiting(rcoll_tl_t *tl, double now)
+{
+    for (int p = 0; p < tl->size && tl->cm_waiting > 0; p++) {
+        rcoll_verbs_ep_t *ep = &tl->eps[p];
+        if (ep->state != RCOLL_VERBS_EP_CONNECTING) {
+            continue;
+        }
+        if (now > ep->deadline) {
+            char where[80];
+            sockaddr_str((struct sockaddr *)&ep->raddr, where, sizeof(where));
+            tl->cm_waiting--;
+            rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_PEER_FAILED,
+                                 "no rdma_cm connection %s %s within %.0f s (%d attempts)",
+                                 ep->active ? "to" : "from", where, tl->conn_timeout, ep->retries + 1);
+        } else if (ep->active && ep->cm_id == NULL && ep->retry_at > 0 && now >= ep->retry_at) {
+            start_active(tl, ep);
+        }
+    }
+}
+
+int rcoll__verbs_cm_progress(rcoll_tl_t *tl)
+{
+    struct rdma_cm_event *ev;
+    int n = 0;
+
+    while (rdma_get_cm_event(tl->ch, &ev) == 0) {
+        struct rdma_cm_id *doomed = handle(tl, ev);
+        rdma_ack_cm_event(ev);
+        if (doomed != NULL) {
+            rdma_destroy_id(doomed);
+        }
+        n++;
+    }
+    if (tl->cm_waiting > 0) {
+        double now = rcoll__verbs_now();
+        if (now >= tl->next_cm_check) {
+            tl->next_cm_check = now + 0.01;
+            check_waiting(tl, now);
+        }
+    }
+    return n;
+}

@@ -1,0 +1,222 @@
+/*
+ * verbs_qp.c - RC queue pairs: creation (plain or through rdma_cm), the
+ * receive buffers of each peer, and the manual INIT -> RTR -> RTS used on
+ * InfiniBand and RoCE when addresses come through the PMIx exchange.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "verbs_int.h"
+
+/* Local ACK timeout 4.096 us * 2^18 ~ 1.07 s, 7 retries (as UCX's default);
+ * RNR should never happen thanks to credits: a few retries, then an error. */
+#define QP_TIMEOUT    18
+#define QP_RETRY      7
+#define QP_RNR_RETRY  3
+#define QP_RNR_TIMER  12
+
+static void init_attr(rcoll_tl_t *tl, struct ibv_qp_init_attr *a, uint32_t max_inline)
+{
+    memset(a, 0, sizeof(*a));
+    a->send_cq = tl->cq;
+    a->recv_cq = tl->cq;
+    a->qp_type = IBV_QPT_RC;
+    a->cap.max_send_wr = (uint32_t)tl->sq_depth;
+    a->cap.max_recv_wr = (uint32_t)tl->depth;
+    a->cap.max_send_sge = 3;
+    a->cap.max_recv_sge = 1;
+    a->cap.max_inline_data = max_inline;
+}
+
+static rcoll_status_t to_init(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+{
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_INIT,
+        .pkey_index = 0,
+        .port_num = (uint8_t)tl->port.port,
+        .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+    };
+    int rc = ibv_modify_qp(ep->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                       IBV_QP_ACCESS_FLAGS);
+    if (rc != 0) {
+        rcoll_error("verbs: peer %d on %s:%d: QP 0x%x RESET->INIT failed: %s", ep->peer,
+                    tl->port.dev, tl->port.port, ep->qp->qp_num, strerror(rc));
+        return RCOLL_ERR_TRANSPORT;
+    }
+    return RCOLL_OK;
+}
+
+/* Fresh receive descriptors for a new QP; the old array may still be named
+ * by flush completions, so it is kept until close. */
+static rcoll_status_t alloc_rbufs(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+{
+    rcoll_verbs_buf_t *b = calloc((size_t)tl->depth, sizeof(*b));
+    size_t slot = (size_t)ep->peer * (size_t)tl->depth;
+
+    if (b == NULL) {
+        rcoll_error("verbs: peer %d: no memory for receive descriptors", ep->peer);
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    if (ep->rbufs != NULL) {
+        void **g = realloc(tl->graveyard, (size_t)(tl->ngraveyard + 1) * sizeof(void *));
+        if (g == NULL) {
+            free(b);
+            return RCOLL_ERR_NO_MEMORY;
+        }
+        tl->graveyard = g;
+        tl->graveyard[tl->ngraveyard++] = ep->rbufs;
+    }
+    for (int i = 0; i < tl->depth; i++) {
+        b[i].wr.kind = RCOLL_VERBS_WR_RECV;
+        b[i].wr.peer = ep->peer;
+        b[i].data = tl->bufmem + (slot + (size_t)i) * tl->buf_size;
+    }
+    ep->rbufs = b;
+    return RCOLL_OK;
+}
+
+rcoll_status_t rcoll__verbs_qp_create(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, struct rdma_cm_id *id)
+{
+    struct ibv_qp_init_attr a;
+    uint32_t inl = tl->max_inline;
+
+    for (;;) {
+        init_attr(tl, &a, inl);
+        if (id != NULL) {
+            ep->qp = rdma_create_qp(id, tl->pd, &a) == 0 ? id->qp : NULL;
+        } else {
+            ep->qp = ibv_create_qp(tl->pd, &a);
+        }
+        if (ep->qp != NULL || inl == 0) {
+            break;
+        }
+        inl = 0;                        /* the device may not do inline: try without */
+    }
+    if (ep->qp == NULL) {
+        rcoll_error("verbs: peer %d on %s:%d: creating an RC QP (send %d, recv %d) failed: %s",
+                    ep->peer, tl->port.dev, tl->port.port, tl->sq_depth, tl->depth, strerror(errno));
+        return RCOLL_ERR_TRANSPORT;
+    }
+    if (alloc_rbufs(tl, ep) != RCOLL_OK) {
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    if (a.cap.max_inline_data < tl->max_inline) {
+        tl->max_inline = a.cap.max_inline_data;     /* every QP gets the smallest */
+    }
+    ep->cm_id = id;
+    ep->gen++;
+    ep->sq_avail = tl->sq_depth;
+    ep->recvs_posted = 0;
+    return id == NULL ? to_init(tl, ep) : RCOLL_OK;
+}
+
+void rcoll__verbs_qp_destroy(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+{
+    if (ep->cm_id != NULL) {
+        if (ep->qp != NULL) {
+            rdma_destroy_qp(ep->cm_id);
+        }
+        rdma_destroy_id(ep->cm_id);
+    } else if (ep->qp != NULL) {
+        int rc = ibv_destroy_qp(ep->qp);
+        if (rc != 0) {
+            rcoll_warn("verbs: peer %d on %s: ibv_destroy_qp failed: %s", ep->peer, tl->port.dev,
+                       strerror(rc));
+        }
+    }
+    ep->qp = NULL;
+    ep->cm_id = NULL;
+    ep->recvs_posted = 0;
+}
+
+static void recv_wr(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b,
+                    struct ibv_recv_wr *wr, struct ibv_sge *sge)
+{
+    sge->addr = (uintptr_t)b->data;
+    sge->length = (uint32_t)tl->buf_size;
+    sge->lkey = tl->buf_mr->lkey;
+    memset(wr, 0, sizeof(*wr));
+    wr->wr_id = (uintptr_t)&b->wr;
+    wr->sg_list = sge;
+    wr->num_sge = 1;
+    b->gen = ep->gen;
+}
+
+rcoll_status_t rcoll__verbs_qp_post_recvs(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+{
+    for (int i = 0; i < tl->depth; i++) {
+        rcoll_status_t st = rcoll__verbs_qp_repost(tl, ep, &ep->rbufs[i]);
+        if (st != RCOLL_OK) {
+            return st;
+        }
+    }
+    ep->recvs_posted = 1;
+    return RCOLL_OK;
+}
+
+rcoll_status_t rcoll__verbs_qp_repost(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b)
+{
+    struct ibv_recv_wr wr, *bad = NULL;
+    struct ibv_sge sge;
+    int rc;
+
+    recv_wr(tl, ep, b, &wr, &sge);
+    rc = ibv_post_recv(ep->qp, &wr, &bad);
+    if (rc != 0) {
+        rcoll_error("verbs: peer %d on %s:%d: ibv_post_recv failed: %s", ep->peer,
+                    tl->port.dev, tl->port.port, strerror(rc));
+        return RCOLL_ERR_TRANSPORT;
+    }
+    return RCOLL_OK;
+}
+
+rcoll_status_t rcoll__verbs_qp_connect_oob(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, uint32_t qpn,
+                                           uint32_t psn, uint16_t lid, const uint8_t gid[16],
+                                           enum ibv_mtu mtu)
+{
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_RTR,
+        .path_mtu = mtu < tl->port.attr.active_mtu ? mtu : tl->port.attr.active_mtu,
+        .dest_qp_num = qpn,
+        .rq_psn = psn,
+        .max_dest_rd_atomic = 1,
+        .min_rnr_timer = QP_RNR_TIMER,
+        .ah_attr = {
+            .dlid = lid,
+            .sl = 0,
+            .src_path_bits = 0,
+            .port_num = (uint8_t)tl->port.port,
+            .is_global = tl->port.kind != RCOLL_VERBS_KIND_IB,
+        },
+    };
+    int rc;
+
+    if (a.ah_attr.is_global) {
+        memcpy(a.ah_attr.grh.dgid.raw, gid, 16);
+        a.ah_attr.grh.sgid_index = (uint8_t)tl->port.gid_index;
+        a.ah_attr.grh.hop_limit = 64;
+    }
+    rc = ibv_modify_qp(ep->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+    if (rc != 0) {
+        rcoll_error("verbs: peer %d on %s:%d: QP 0x%x INIT->RTR (remote QP 0x%x, lid %u, mtu %d) failed: %s",
+                    ep->peer, tl->port.dev, tl->port.port, ep->qp->qp_num, qpn, lid,
+                    128 << a.path_mtu, strerror(rc));
+        return RCOLL_ERR_TRANSPORT;
+    }
+    memset(&a, 0, sizeof(a));
+    a.qp_state = IBV_QPS_RTS;
+    a.timeout = QP_TIMEOUT;
+    a.retry_cnt = QP_RETRY;
+    a.rnr_retry = QP_RNR_RETRY;
+    a.sq_psn = tl->psn;
+    a.max_rd_atomic = 1;
+    rc = ibv_modify_qp(ep->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+    if (rc != 0) {
+        rcoll_error("verbs: peer %d on %s:%d: QP 0x%x RTR->RTS failed: %s", ep->peer,
+                    tl->port.dev, tl->port.port, ep->qp->qp_num, strerror(rc));
+        return RCOLL_ERR_TRANSPORT;
+    }
+    return RCOLL_OK;
+}
