@@ -30,7 +30,8 @@
 
 #define RCOLL__SHM_LINE      64
 #define RCOLL__SHM_NBUF      4            /* pipeline depth (chunk buffers) */
-#define RCOLL__SHM_SMALL     (16 * 1024)  /* default largest flat collective */
+#define RCOLL__SHM_SMALL     (64 * 1024)  /* slot size: the largest flat collective */
+#define RCOLL__SHM_FLAT_TOTAL (128 * 1024) /* flat allreduce only while p * bytes <= this */
 #define RCOLL__SHM_SLICE     (128 * 1024) /* default pipeline slice per rank */
 #define RCOLL__SHM_CHUNK_MAX (512 * 1024) /* slices shrink to keep a chunk <= this */
 #define RCOLL__SHM_NAME_MAX  48
@@ -52,7 +53,8 @@ typedef struct {
 typedef enum {
     RCOLL__SHM_SETUP = 0,
     RCOLL__SHM_READY,
-    RCOLL__SHM_FAILED
+    RCOLL__SHM_UNAVAILABLE,   /* all ranks agreed: no segment; fall back */
+    RCOLL__SHM_FAILED         /* set-up messages failed */
 } rcoll__shm_state_t;
 
 /* Per-communicator private state (comm->shm). */
@@ -66,12 +68,26 @@ typedef struct rcoll__shm {
     size_t    size;
     size_t    rank_stride, slot_stride, small_max, slice, chunk;
     int       nbuf;
-    int       setup_sent;    /* rank 0: names sent so far */
+    int       setup_next;    /* set-up: peers whose message is posted */
     int       unlinked;
     char      name[RCOLL__SHM_NAME_MAX];   /* also the set-up message */
+    uint8_t   my_ok, verdict;               /* set-up: attached here; all attached */
+    uint8_t  *peer_ok;                      /* rank 0: each rank's my_ok */
     /* last values read of each rank's flags (they only grow) */
     uint64_t *fin, *in_ready, *res_ready, *out_done;
 } rcoll__shm_t;
+
+/* ---- the segment (shm_segment.c) ---- */
+
+/* Rank 0: create, reserve and map a fresh segment, sh->name its name; on
+ * failure (logged as a warning) sh->name is "" and sh->base NULL. */
+rcoll_status_t rcoll__shm_segment_create(rcoll_comm_t *comm, rcoll__shm_t *sh);
+/* Others: map the segment named sh->name and take its geometry. */
+rcoll_status_t rcoll__shm_segment_attach(rcoll_comm_t *comm, rcoll__shm_t *sh);
+/* Unmap (and on rank 0 unlink, if nobody has yet). */
+void rcoll__shm_segment_drop(rcoll__shm_t *sh);
+/* comm->shm_free: drop the segment and free the state. */
+void rcoll__shm_free(rcoll_comm_t *comm);
 
 /* A shm algorithm's per-task bookkeeping; first member of its state. */
 typedef struct {
@@ -84,14 +100,20 @@ typedef struct {
  * RCOLL_OK once the task may use the segment: the communicator is all on
  * this node, the segment is set up (the first collective sets it up), and
  * the earlier shm collectives on the communicator have finished here.
- * RCOLL_INPROGRESS until then, or an error (logged).
+ * RCOLL_INPROGRESS until then, or an error (logged).  If the ranks agreed
+ * that the segment is unavailable (e.g. /dev/shm full) and shm was not
+ * forced, the task is handed to the best point-to-point algorithm
+ * (task->alg changes) and RCOLL_INPROGRESS returned: the caller must
+ * return at once.
  */
 rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op);
 
 /* The collective is complete on this rank: publish done = k. */
-/* The algorithms' abort hook: every shm state begins with its rcoll__shm_op_t. */
-void rcoll__shm_abort(rcoll_task_t *task);
 void rcoll__shm_leave(rcoll_task_t *task, rcoll__shm_op_t *op);
+
+/* The algorithms' abort hook (rcoll_alg_t.abort): every shm state begins
+ * with its rcoll__shm_op_t. */
+void rcoll__shm_abort(rcoll_task_t *task);
 
 /* 1 when every rank has finished collective k - 2, so this rank may
  * overwrite its slot k & 1; else 0 with task->wait_peer set. */
@@ -110,6 +132,13 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm);
 /* Fill sh's geometry (slot size small_max, pipeline slice per rank and
  * depth nbuf, capped so a chunk stays <= RCOLL__SHM_CHUNK_MAX) and size. */
 void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbuf);
+
+/* 1 if an allreduce of `bytes` takes the flat path (every rank reduces
+ * every slot) rather than the pipeline. */
+static inline int rcoll__shm_flat(const rcoll__shm_t *sh, size_t bytes)
+{
+    return bytes <= sh->small_max && bytes * (size_t)sh->p <= RCOLL__SHM_FLAT_TOTAL;
+}
 
 /* ---- layout ---- */
 

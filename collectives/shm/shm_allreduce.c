@@ -27,6 +27,7 @@ typedef struct {
     int             next;       /* small: next rank to fold in */
     int             cs;         /* large: next slice to copy out of chunk co */
     uint64_t        g0;         /* large: id of chunk 0 */
+    size_t          chunk;      /* large: bytes per chunk */
     size_t          nchunks, ci, cr, co;
 } ar_shm_state_t;
 RCOLL_ALG_STATE_CHECK(ar_shm_state_t);
@@ -47,6 +48,10 @@ static rcoll_status_t ar_small(rcoll_task_t *task, ar_shm_state_t *S, size_t n)
         atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, k), k, memory_order_release);
         task->phase = PH_GATHER;
     }
+    /* this rank's own vector straight from its send buffer (same bits as
+     * its slot) unless in place, where the result overwrites it */
+#define SRC(_q) ((_q) == sh->me && !a->in_place ? (const char *)a->sendbuf \
+                                                : rcoll__shm_slot_data(sh, (_q), k))
     for (; S->next < sh->p; S->next++) {
         int q = S->next;
         if (atomic_load_explicit(rcoll__shm_slot_seq(sh, q, k), memory_order_acquire) != k) {
@@ -57,13 +62,12 @@ static rcoll_status_t ar_small(rcoll_task_t *task, ar_shm_state_t *S, size_t n)
             sh->fin[q] = k - 1;       /* q arrived at k: it finished k - 1 */
         }
         if (q == 1) {
-            rcoll_reduce_local3(a->recvbuf, rcoll__shm_slot_data(sh, 0, k),
-                                rcoll__shm_slot_data(sh, 1, k), a->count, a->dtype, a->op);
+            rcoll_reduce_local3(a->recvbuf, SRC(0), SRC(1), a->count, a->dtype, a->op);
         } else if (q > 1) {
-            rcoll_reduce_local(a->recvbuf, rcoll__shm_slot_data(sh, q, k), a->count, a->dtype,
-                               a->op);
+            rcoll_reduce_local(a->recvbuf, SRC(q), a->count, a->dtype, a->op);
         }
     }
+#undef SRC
     rcoll__shm_leave(task, &S->op);
     return RCOLL_OK;
 }
@@ -78,10 +82,10 @@ typedef struct {
     size_t off, m, es;    /* chunk's first element, elements, element size */
 } chunk_t;
 
-static chunk_t chunk_of(const rcoll__shm_t *sh, const rcoll_coll_args_t *a, size_t j)
+static chunk_t chunk_of(const ar_shm_state_t *S, const rcoll_coll_args_t *a, size_t j)
 {
     chunk_t c;
-    size_t per = sh->chunk / (c.es = rcoll_datatype_size(a->dtype));
+    size_t per = S->chunk / (c.es = rcoll_datatype_size(a->dtype));
     c.off = j * per;
     c.m = a->count - c.off < per ? a->count - c.off : per;
     return c;
@@ -100,7 +104,7 @@ static int stage_in(rcoll_task_t *task, ar_shm_state_t *S)
             return 0;
         }
     }
-    chunk_t c = chunk_of(sh, &task->args, S->ci);
+    chunk_t c = chunk_of(S, &task->args, S->ci);
     const char *src = (const char *)task->args.sendbuf + c.off * c.es;
     char *dst = rcoll__shm_in(sh, me, g);
     size_t lo = slice_lo(c.m, me, sh->p), hi = slice_lo(c.m, me + 1, sh->p);
@@ -127,7 +131,7 @@ static int stage_reduce(rcoll_task_t *task, ar_shm_state_t *S)
             return 0;
         }
     }
-    chunk_t c = chunk_of(sh, a, S->cr);
+    chunk_t c = chunk_of(S, a, S->cr);
     size_t lo = slice_lo(c.m, me, p), len = slice_lo(c.m, me + 1, p) - lo;
     const char *mine = (const char *)a->sendbuf + (c.off + lo) * c.es;
     char *res = rcoll__shm_res(sh, me, g);
@@ -149,7 +153,7 @@ static int stage_out(rcoll_task_t *task, ar_shm_state_t *S)
 {
     rcoll__shm_t *sh = S->op.sh;
     uint64_t g = S->g0 + S->co;
-    chunk_t c = chunk_of(sh, &task->args, S->co);
+    chunk_t c = chunk_of(S, &task->args, S->co);
     char *dst = (char *)task->args.recvbuf + c.off * c.es;
     int moved = 0;
 
@@ -175,7 +179,9 @@ static rcoll_status_t ar_large(rcoll_task_t *task, ar_shm_state_t *S)
     int moved = 0, any;
 
     if (task->phase == PH_START) {
-        size_t per = sh->chunk / rcoll_datatype_size(task->args.dtype);
+        size_t es = rcoll_datatype_size(task->args.dtype);
+        S->chunk = sh->chunk;
+        size_t per = S->chunk / es;
         S->nchunks = (task->args.count + per - 1) / per;
         S->g0 = sh->chunk_next;
         sh->chunk_next += S->nchunks;
@@ -213,14 +219,15 @@ static rcoll_status_t ar_shm_progress(rcoll_task_t *task)
         return st;
     }
     size_t n = task->args.count * rcoll_datatype_size(task->args.dtype);
-    return n <= S->op.sh->small_max ? ar_small(task, S, n) : ar_large(task, S);
+    return rcoll__shm_flat(S->op.sh, n) ? ar_small(task, S, n) : ar_large(task, S);
 }
 
 static double ar_shm_cost(const rcoll_model_t *m, size_t bytes, int nranks, int ppn)
 {
     double n = (double)bytes;
     /* small: copy in, read p slots; large: copy in, reduce a slice, copy out */
-    return rcoll__shm_cost(m, nranks, ppn, n <= RCOLL__SHM_SMALL ? n * (1 + nranks) : 3 * n);
+    int flat = n <= RCOLL__SHM_SMALL && n * nranks <= RCOLL__SHM_FLAT_TOTAL;
+    return rcoll__shm_cost(m, nranks, ppn, flat ? n * (1 + nranks) : 3 * n);
 }
 
 const rcoll_alg_t rcoll_allreduce_shm = {

@@ -20,7 +20,7 @@
 typedef struct {
     rcoll__shm_op_t op;
     uint64_t        g0;
-    size_t          nchunks, c;
+    size_t          chunk, nchunks, c;
 } bc_shm_state_t;
 RCOLL_ALG_STATE_CHECK(bc_shm_state_t);
 
@@ -64,7 +64,7 @@ static int root_chunk(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
             return 0;
         }
     }
-    size_t off = S->c * sh->chunk, len = n - off < sh->chunk ? n - off : sh->chunk;
+    size_t off = S->c * S->chunk, len = n - off < S->chunk ? n - off : S->chunk;
     memcpy(rcoll__shm_in(sh, me, g), (const char *)task->args.recvbuf + off, len);
     rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->in_ready, &sh->in_ready[me], g);
     S->c++;
@@ -81,7 +81,7 @@ static int leaf_chunk(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
         rcoll__shm_waiting(task, root, RCOLL__SHM_STEP_CHUNK + (uint32_t)S->c);
         return 0;
     }
-    size_t off = S->c * sh->chunk, len = n - off < sh->chunk ? n - off : sh->chunk;
+    size_t off = S->c * S->chunk, len = n - off < S->chunk ? n - off : S->chunk;
     memcpy((char *)task->args.recvbuf + off, rcoll__shm_in(sh, root, g), len);
     rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->out_done, &sh->out_done[me], g);
     S->c++;
@@ -94,7 +94,8 @@ static rcoll_status_t bc_large(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
     int is_root = sh->me == task->args.root, moved = 0;
 
     if (task->phase == 0) {
-        S->nchunks = (n + sh->chunk - 1) / sh->chunk;
+        S->chunk = sh->chunk;
+        S->nchunks = (n + S->chunk - 1) / S->chunk;
         S->g0 = sh->chunk_next;
         sh->chunk_next += S->nchunks;
         task->phase = 1;

@@ -360,8 +360,8 @@ static void test_cost(void **state)
     assert_string_not_equal(a->name, "shm");
 }
 
-/* Forced on a communicator that is not all on one node, or with RCOLL_SHM=0:
- * a clean RCOLL_ERR_NOT_SUPPORTED, nothing set up. */
+/* Forced on a communicator that is not all on one node: a clean
+ * RCOLL_ERR_NOT_SUPPORTED, nothing set up. */
 static void test_not_supported(void **state)
 {
     (void)state;
@@ -369,21 +369,20 @@ static void test_not_supported(void **state)
     rcoll_comm_t comm = { .ctx = ctx, .size = 4, .rank = 1, .local_size = 2, .id = 7 };
     rcoll_task_t *t = aligned_alloc(64, sizeof(*t));
     int wr[4] = { 0, 1, 2, 3 };
+    const rcoll_alg_t *algs[] = { &rcoll_allreduce_shm, &rcoll_bcast_shm, &rcoll_barrier_shm };
 
     assert_true(ctx && t);
     comm.world_ranks = wr;
     ctx->config.shm = 1;
-    for (int pass = 0; pass < 2; pass++) {
+    for (int i = 0; i < 3; i++) {
         memset(t, 0, sizeof(*t));
         t->ctx = ctx;
         t->comm = &comm;
-        t->args.type = RCOLL_COLL_ALLREDUCE;
+        t->args.type = algs[i]->coll;
         t->args.count = 1;
         t->args.dtype = RCOLL_INT32;
-        assert_int_equal(rcoll_allreduce_shm.progress(t), RCOLL_ERR_NOT_SUPPORTED);
+        assert_int_equal(algs[i]->progress(t), RCOLL_ERR_NOT_SUPPORTED);
         assert_null(comm.shm);
-        comm.local_size = 4;     /* second pass: all local, but RCOLL_SHM=0 */
-        ctx->config.shm = 0;
     }
     free(t);
     free(ctx);

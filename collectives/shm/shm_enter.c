@@ -1,0 +1,344 @@
+/*
+ * shm_enter.c - how a shm collective gets the segment: the set-up protocol
+ * run by the first shm collective on a communicator, the order of the
+ * later ones, the fallback when there is no segment, and the flag helpers.
+ *
+ * Set-up, with rcoll's own point-to-point messages of the first collective
+ * (tags STEP_*): rank 0 creates the segment and sends its name ("" if it
+ * could not) to every rank; each rank maps it and answers whether it could;
+ * rank 0 sends the verdict (1 if all could).  So every rank knows the same
+ * outcome: with a verdict of 0 they all drop the segment and this and every
+ * later collective chosen as shm on the communicator runs a point-to-point
+ * algorithm instead (unless shm was forced: then RCOLL_ERR_NOT_SUPPORTED).
+ */
+#include <math.h>
+#include <string.h>
+#include "shm.h"
+#include "selector.h"
+
+#define STEP_NAME    0x5e70u
+#define STEP_STATUS  0x5e71u
+#define STEP_VERDICT 0x5e72u
+#define SETUP_BATCH  32          /* ops in flight (RCOLL_TASK_MAX_OPS is 64) */
+
+enum {
+    ST_START = 0,      /* not yet numbered */
+    ST_SETUP,          /* waiting for the segment */
+    ST_NAME_SEND,      /* rank 0 */
+    ST_STATUS_RECV,    /* rank 0 */
+    ST_VERDICT_SEND,   /* rank 0 */
+    ST_NAME_RECV,      /* others */
+    ST_VERDICT_RECV,   /* others */
+    ST_ORDER,          /* waiting for the earlier shm collectives here */
+    ST_ENTERED
+};
+
+/* Rank 0: one op per peer 1..p-1 (buf + r * stride), in batches; RCOLL_OK
+ * when all are done. */
+static rcoll_status_t each_peer(rcoll_task_t *task, rcoll__shm_t *sh, int recv, uint32_t step,
+                                void *buf, size_t len, size_t stride)
+{
+    for (;;) {
+        rcoll_status_t st = rcoll_task_test(task);
+        if (st != RCOLL_OK) {
+            return st;
+        }
+        if (sh->setup_next >= sh->p - 1) {
+            sh->setup_next = 0;
+            return RCOLL_OK;
+        }
+        int last = sh->setup_next + SETUP_BATCH < sh->p - 1 ? sh->setup_next + SETUP_BATCH : sh->p - 1;
+        for (int r = sh->setup_next + 1; r <= last; r++) {
+            char *b = (char *)buf + (size_t)r * stride;
+            st = recv ? rcoll_task_recv(task, r, step, b, len) : rcoll_task_send(task, r, step, b, len);
+            if (st != RCOLL_OK) {
+                return st;
+            }
+        }
+        sh->setup_next = last;
+    }
+}
+
+static void setup_done(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
+{
+    if (ok) {
+        sh->state = RCOLL__SHM_READY;
+        rcoll_debug("shm: communicator 0x%llx: segment ready (%zu bytes, slot %zu, slice %zu)",
+                    (unsigned long long)comm->id, sh->size, sh->small_max, sh->slice);
+        return;
+    }
+    rcoll__shm_segment_drop(sh);
+    sh->state = RCOLL__SHM_UNAVAILABLE;
+    if (sh->me == 0) {
+        rcoll_warn("shm: no shared-memory segment for communicator 0x%llx (%d ranks, see the "
+                   "warnings above); its collectives use point-to-point algorithms",
+                   (unsigned long long)comm->id, sh->p);
+    }
+}
+
+/* The first collective's part: returns RCOLL_OK once the state is known. */
+static rcoll_status_t setup_step(rcoll_task_t *task, rcoll__shm_op_t *op)
+{
+    rcoll_comm_t *comm = task->comm;
+    rcoll__shm_t *sh = op->sh;
+    rcoll_status_t st = RCOLL_OK;
+
+    switch (op->stage) {
+    case ST_SETUP:
+        if (sh->me == 0) {
+            rcoll__shm_segment_create(comm, sh);
+            op->stage = ST_NAME_SEND;
+            return RCOLL_INPROGRESS;
+        }
+        st = rcoll_task_recv(task, 0, STEP_NAME, sh->name, sizeof(sh->name));
+        op->stage = ST_NAME_RECV;
+        return st == RCOLL_OK ? RCOLL_INPROGRESS : st;
+    case ST_NAME_SEND:
+        if ((st = each_peer(task, sh, 0, STEP_NAME, sh->name, sizeof(sh->name), 0)) != RCOLL_OK) {
+            return st;
+        }
+        if (sh->base == NULL) {
+            setup_done(comm, sh, 0);
+            return RCOLL_OK;
+        }
+        op->stage = ST_STATUS_RECV;
+        return RCOLL_INPROGRESS;
+    case ST_STATUS_RECV:
+        if ((st = each_peer(task, sh, 1, STEP_STATUS, sh->peer_ok, 1, 1)) != RCOLL_OK) {
+            return st;
+        }
+        sh->verdict = 1;
+        for (int r = 1; r < sh->p; r++) {
+            sh->verdict &= sh->peer_ok[r] == 1;
+        }
+        op->stage = ST_VERDICT_SEND;
+        return RCOLL_INPROGRESS;
+    case ST_VERDICT_SEND:
+        if ((st = each_peer(task, sh, 0, STEP_VERDICT, &sh->verdict, 1, 0)) != RCOLL_OK) {
+            return st;
+        }
+        setup_done(comm, sh, sh->verdict);
+        return RCOLL_OK;
+    case ST_NAME_RECV:
+        if ((st = rcoll_task_test(task)) != RCOLL_OK) {
+            return st;
+        }
+        sh->name[sizeof(sh->name) - 1] = '\0';
+        if (sh->name[0] == '\0') {
+            setup_done(comm, sh, 0);       /* rank 0 has none: no more messages */
+            return RCOLL_OK;
+        }
+        sh->my_ok = rcoll__shm_segment_attach(comm, sh) == RCOLL_OK;
+        st = rcoll_task_send(task, 0, STEP_STATUS, &sh->my_ok, 1);
+        if (st == RCOLL_OK) {
+            st = rcoll_task_recv(task, 0, STEP_VERDICT, &sh->verdict, 1);
+        }
+        op->stage = ST_VERDICT_RECV;
+        return st == RCOLL_OK ? RCOLL_INPROGRESS : st;
+    case ST_VERDICT_RECV:
+        if ((st = rcoll_task_test(task)) != RCOLL_OK) {
+            return st;
+        }
+        setup_done(comm, sh, sh->verdict == 1 && sh->my_ok);
+        return RCOLL_OK;
+    default:
+        rcoll_error("shm: bad set-up stage %d", op->stage);
+        return RCOLL_ERR_INTERNAL;
+    }
+}
+
+static const char *forced_alg(const rcoll_config_t *cfg, rcoll_coll_type_t coll)
+{
+    switch (coll) {
+    case RCOLL_COLL_ALLREDUCE: return cfg->allreduce_alg;
+    case RCOLL_COLL_BCAST:     return cfg->bcast_alg;
+    case RCOLL_COLL_BARRIER:   return cfg->barrier_alg;
+    default:                   return "";
+    }
+}
+
+/* No segment: hand the task to the point-to-point algorithm the selector
+ * would choose without shm (the same on every rank). */
+static rcoll_status_t fall_back(rcoll_task_t *task)
+{
+    rcoll_context_t *ctx = task->ctx;
+    const char *coll = rcoll_coll_name(task->args.type);
+    rcoll_model_t m;
+    size_t bytes = 0;
+
+    if (strcmp(forced_alg(&ctx->config, task->args.type), "shm") == 0) {
+        rcoll_error("%s algorithm shm: not supported: communicator 0x%llx has no shared-memory "
+                    "segment (see the warnings above)", coll, (unsigned long long)task->comm->id);
+        return RCOLL_ERR_NOT_SUPPORTED;
+    }
+    if (task->args.type != RCOLL_COLL_BARRIER) {
+        bytes = task->args.count * rcoll_datatype_size(task->args.dtype);
+    }
+    rcoll_selector_model_for(ctx, &m);
+    m.shm = 0;
+    const rcoll_alg_t *alg = rcoll_select_by_cost(task->args.type, &m, bytes, task->comm->size,
+                                                  task->comm->size);
+    if (alg == NULL || alg->progress == NULL) {
+        rcoll_error("%s: no point-to-point algorithm to fall back on", coll);
+        return RCOLL_ERR_NOT_SUPPORTED;
+    }
+    rcoll_debug("%s seq %u: shm unavailable, running %s", coll, task->seq, alg->name);
+    task->alg = alg;
+    task->phase = 0;
+    task->wait_peer = -1;
+    memset(task->alg_state, 0, sizeof(task->alg_state));
+    return RCOLL_INPROGRESS;
+}
+
+static rcoll_status_t check_usable(rcoll_task_t *task)
+{
+    rcoll_comm_t *comm = task->comm;
+    const char *coll = rcoll_coll_name(task->args.type);
+
+    if (comm->local_size != comm->size) {
+        rcoll_error("%s algorithm shm: not supported on communicator 0x%llx: only %d of its %d "
+                    "ranks are on this node (%s); it needs every rank on one node, so do not "
+                    "force it here (RCOLL_*_ALGORITHM)", coll, (unsigned long long)comm->id,
+                    comm->local_size, comm->size, comm->ctx->hostname);
+        return RCOLL_ERR_NOT_SUPPORTED;
+    }
+    /* RCOLL_SHM=0 keeps the selector from choosing shm; a forced choice wins. */
+    return RCOLL_OK;
+}
+
+rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op)
+{
+    rcoll_comm_t *comm = task->comm;
+    rcoll__shm_t *sh = op->sh;
+    rcoll_status_t st;
+
+    for (;;) {
+        switch (op->stage) {
+        case ST_START:
+            if ((st = check_usable(task)) != RCOLL_OK) {
+                return st;
+            }
+            if (comm->shm == NULL) {
+                comm->shm = rcoll__shm_new(comm);
+                if (comm->shm == NULL) {
+                    rcoll_error("shm: out of memory for the state of communicator 0x%llx",
+                                (unsigned long long)comm->id);
+                    return RCOLL_ERR_NO_MEMORY;
+                }
+                comm->shm_free = rcoll__shm_free;
+            }
+            sh = op->sh = comm->shm;
+            op->k = ++sh->next_op;
+            op->stage = ST_SETUP;
+            break;
+        case ST_ORDER:
+            if (sh->completed + 1 != op->k) {
+                task->wait_peer = -1;      /* an earlier shm collective here is not done */
+                return RCOLL_INPROGRESS;
+            }
+            op->stage = ST_ENTERED;
+            return RCOLL_OK;
+        case ST_ENTERED:
+            return RCOLL_OK;
+        default:
+            if (sh->state == RCOLL__SHM_READY) {
+                op->stage = ST_ORDER;
+                break;
+            }
+            if (sh->state == RCOLL__SHM_UNAVAILABLE) {
+                return fall_back(task);
+            }
+            if (sh->state == RCOLL__SHM_FAILED) {
+                rcoll_error("%s algorithm shm: the set-up of communicator 0x%llx's shared-memory "
+                            "segment failed (see the first error)",
+                            rcoll_coll_name(task->args.type), (unsigned long long)comm->id);
+                return RCOLL_ERR_NOT_SUPPORTED;
+            }
+            if (op->k != 1) {
+                return RCOLL_INPROGRESS;     /* the first collective sets it up */
+            }
+            st = setup_step(task, op);
+            if (st == RCOLL_INPROGRESS) {
+                return st;
+            }
+            if (st != RCOLL_OK) {
+                sh->state = RCOLL__SHM_FAILED;
+                return st;
+            }
+            break;
+        }
+    }
+}
+/*
+ * A shm collective failed (timeout, peer failure).  If it held this rank's
+ * turn on the segment, pass the turn on: later collectives then wait on (and
+ * name) the peers they really wait for, instead of on this abandoned one.
+ * Its done flag is not published, so no peer mistakes it for finished.  If
+ * it was setting the segment up, the set-up is marked failed so the later
+ * ones report that instead of waiting for it.
+ */
+void rcoll__shm_abort(rcoll_task_t *task)
+{
+    rcoll__shm_op_t *op = (rcoll__shm_op_t *)(void *)task->alg_state;
+    rcoll__shm_t *sh = op->sh;
+
+    if (sh == NULL) {
+        return;
+    }
+    if (op->stage == ST_ENTERED && sh->completed < op->k) {
+        sh->completed = op->k;
+    } else if (op->k == 1 && sh->state == RCOLL__SHM_SETUP) {
+        sh->state = RCOLL__SHM_FAILED;
+    }
+}
+
+void rcoll__shm_leave(rcoll_task_t *task, rcoll__shm_op_t *op)
+{
+    rcoll__shm_t *sh = op->sh;
+    (void)task;
+    sh->completed = op->k;
+    rcoll__shm_publish(&rcoll__shm_ctl(sh, sh->me)->done, &sh->fin[sh->me], op->k);
+}
+
+int rcoll__shm_slots_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t k)
+{
+    if (k <= 2) {
+        return 1;
+    }
+    for (int q = 0; q < sh->p; q++) {
+        if (!rcoll__shm_flag_ge(&rcoll__shm_ctl(sh, q)->done, &sh->fin[q], k - 2)) {
+            rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_SLOT);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+void rcoll__shm_pipe_finish(rcoll__shm_t *sh, uint64_t g)
+{
+    rcoll__shm_ctl_t *c = rcoll__shm_ctl(sh, sh->me);
+    int me = sh->me;
+    if (sh->in_ready[me] < g) {
+        rcoll__shm_publish(&c->in_ready, &sh->in_ready[me], g);
+    }
+    if (sh->res_ready[me] < g) {
+        rcoll__shm_publish(&c->res_ready, &sh->res_ready[me], g);
+    }
+    if (sh->out_done[me] < g) {
+        rcoll__shm_publish(&c->out_done, &sh->out_done[me], g);
+    }
+}
+
+/* Nominal figures for this path on one node: a flag round trip between
+ * cores, a little more per rank scanned, and memcpy-class bandwidth. */
+#define SHM_ALPHA      0.3e-6
+#define SHM_ALPHA_RANK 0.05e-6
+#define SHM_BETA       (1.0 / 20.0e9)
+
+double rcoll__shm_cost(const rcoll_model_t *m, int nranks, int ppn, double bytes_moved)
+{
+    if (!m->shm || ppn != nranks) {
+        return INFINITY;
+    }
+    return SHM_ALPHA + SHM_ALPHA_RANK * nranks + bytes_moved * SHM_BETA;
+}
