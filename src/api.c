@@ -207,7 +207,6 @@ RCOLL_API rcoll_status_t rcoll_iallgather(const void *sendbuf, void *recvbuf, si
         /* This rank's block is already in place. */
         a.in_place = 1;
         a.sendbuf = (char *)recvbuf + (size_t)comm->rank * count * rcoll_datatype_size(dtype);
-        return rcoll_task_post(comm, &a, req);
     }
     return rcoll_task_post(comm, &a, req);
 }
