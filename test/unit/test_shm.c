@@ -377,11 +377,19 @@ static void test_cost(void **state)
             assert_string_equal(a->name, "shm");
             a = rcoll_select_by_cost(RCOLL_COLL_BARRIER, &m, 0, p, p);
             assert_string_equal(a->name, "shm");
+            a = rcoll_select_by_cost(RCOLL_COLL_REDUCE, &m, sizes[i], p, p);
+            assert_string_equal(a->name, "shm");
+            a = rcoll_select_by_cost(RCOLL_COLL_ALLGATHER, &m, sizes[i], p, p);
+            assert_string_equal(a->name, "shm");
             /* two nodes: never */
             assert_true(isinf(rcoll_allreduce_shm.cost(&m, sizes[i], p, p / 2)));
             a = rcoll_select_by_cost(RCOLL_COLL_ALLREDUCE, &m, sizes[i], p, p / 2);
             assert_string_not_equal(a->name, "shm");
             a = rcoll_select_by_cost(RCOLL_COLL_BCAST, &m, sizes[i], p, p / 2);
+            assert_string_not_equal(a->name, "shm");
+            a = rcoll_select_by_cost(RCOLL_COLL_REDUCE, &m, sizes[i], p, p / 2);
+            assert_string_not_equal(a->name, "shm");
+            a = rcoll_select_by_cost(RCOLL_COLL_ALLGATHER, &m, sizes[i], p, p / 2);
             assert_string_not_equal(a->name, "shm");
         }
     }
@@ -400,12 +408,13 @@ static void test_not_supported(void **state)
     rcoll_comm_t comm = { .ctx = ctx, .size = 4, .rank = 1, .local_size = 2, .id = 7 };
     rcoll_task_t *t = aligned_alloc(64, sizeof(*t));
     int wr[4] = { 0, 1, 2, 3 };
-    const rcoll_alg_t *algs[] = { &rcoll_allreduce_shm, &rcoll_bcast_shm, &rcoll_barrier_shm };
+    const rcoll_alg_t *algs[] = { &rcoll_allreduce_shm, &rcoll_bcast_shm, &rcoll_barrier_shm,
+                                  &rcoll_reduce_shm, &rcoll_allgather_shm };
 
     assert_true(ctx && t);
     comm.world_ranks = wr;
     ctx->config.shm = 1;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 5; i++) {
         memset(t, 0, sizeof(*t));
         t->ctx = ctx;
         t->comm = &comm;
