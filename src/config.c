@@ -204,6 +204,7 @@ static void warn_unknown_env(void)
         name[n] = '\0';
         /* Variables of rcoll's test and launcher tools are not library settings. */
         if (strncmp(name, "RCOLL_SOFTRDMA_", 15) == 0 || strncmp(name, "RCOLL_TEST_", 11) == 0 ||
+            strncmp(name, "RCOLL_SLURM_", 12) == 0 || strncmp(name, "RCOLL_BENCH_", 12) == 0 ||
             strncmp(name, "RCOLLRUN_", 9) == 0) {
             continue;
         }
@@ -213,43 +214,66 @@ static void warn_unknown_env(void)
     }
 }
 
+/* The value an override array gives for e, or NULL. */
+static const char *override_for(const char *const *overrides, const rcoll_config_entry_t *e)
+{
+    const char *found = NULL;
+    for (; overrides && *overrides; overrides++) {
+        const char *eq = strchr(*overrides, '=');
+        if (eq == NULL) {
+            continue;
+        }
+        const char *key = *overrides;
+        size_t n = (size_t)(eq - key);
+        if (n > 6 && strncmp(key, "RCOLL_", 6) == 0) {
+            key += 6;
+            n -= 6;
+        }
+        if (strlen(e->name) == n && strncmp(e->name, key, n) == 0) {
+            found = eq + 1;     /* the last one wins */
+        }
+    }
+    return found;
+}
+
 rcoll_status_t rcoll_config_load(const char *const *overrides, rcoll_config_t *cfg)
 {
     rcoll_status_t st;
     memset(cfg, 0, sizeof(*cfg));
 
+    /* Every override must name a known setting. */
+    for (const char *const *o = overrides; o && *o; o++) {
+        const char *eq = strchr(*o, '=');
+        char key[128];
+        if (eq == NULL || (size_t)(eq - *o) >= sizeof(key)) {
+            rcoll_error("rcoll_init: config entry '%s' is not of the form KEY=VALUE", *o);
+            return RCOLL_ERR_INVALID_ARG;
+        }
+        memcpy(key, *o, (size_t)(eq - *o));
+        key[eq - *o] = '\0';
+        if (rcoll_config_find(key) == NULL) {
+            rcoll_error("rcoll_init: unknown setting '%s' (rcoll_info lists them)", key);
+            return RCOLL_ERR_INVALID_ARG;
+        }
+    }
+    /* Precedence: rcoll_init's config, then the environment, then the default.
+     * An environment value that is overridden is not parsed at all. */
     for (int t = 0; rcoll_config_tables[t] != NULL; t++) {
         for (const rcoll_config_entry_t *e = rcoll_config_tables[t]; e->name != NULL; e++) {
             char envname[128];
             snprintf(envname, sizeof(envname), "RCOLL_%s", e->name);
-            const char *v = getenv(envname);
-            if (v != NULL) {
-                st = set_or_complain(cfg, e, v, "environment");
+            const char *ov = override_for(overrides, e);
+            const char *env = getenv(envname);
+            if (ov != NULL) {
+                st = set_or_complain(cfg, e, ov, "rcoll_init config");
+            } else if (env != NULL) {
+                st = set_or_complain(cfg, e, env, "environment");
             } else {
                 st = set_or_complain(cfg, e, e->defval, "default");
             }
             if (st != RCOLL_OK) {
                 return st;
             }
-        }
-    }
-    for (; overrides && *overrides; overrides++) {
-        const char *eq = strchr(*overrides, '=');
-        char key[128];
-        if (eq == NULL || (size_t)(eq - *overrides) >= sizeof(key)) {
-            rcoll_error("rcoll_init: config entry '%s' is not of the form KEY=VALUE", *overrides);
-            return RCOLL_ERR_INVALID_ARG;
-        }
-        memcpy(key, *overrides, eq - *overrides);
-        key[eq - *overrides] = '\0';
-        const rcoll_config_entry_t *e = rcoll_config_find(key);
-        if (e == NULL) {
-            rcoll_error("rcoll_init: unknown setting '%s' (rcoll_info lists them)", key);
-            return RCOLL_ERR_INVALID_ARG;
-        }
-        st = set_or_complain(cfg, e, eq + 1, "rcoll_init config");
-        if (st != RCOLL_OK) {
-            return st;
         }
     }
     warn_unknown_env();

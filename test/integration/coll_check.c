@@ -529,30 +529,33 @@ static long run_alg(const coll_desc_t *c, const char *alg, int a, int nalg)
     }
 
     /*
-     * What runs (a = this algorithm's index among nalg, the selector last):
-     *                full                         quick (blocking / nonblocking)
-     * 0              3 pairs                      3 / 1 pairs
-     * 1, 7, 1023     every pair, in place or not  every pair once over all
-     *                                             algorithms / over 2x as many
-     * eager limit    8 pairs x 3 counts           2 pairs x 1 count / none
-     * 65537          every pair once over all     1 pair (a different one per
-     *                algorithms + 8 pairs each    algorithm)
-     * 3 MiB          2 of 4 pairs each            selector only, 1 pair / none
-     * The rotations give every (dtype, op) every count and every algorithm a
-     * share of the pairs, at a fraction of the full cross product's time.
+     * What runs (a = this algorithm's index among nalg, the selector last).
+     * Blocking calls are the nonblocking ones plus a wait inside the library,
+     * so the nonblocking variants get a lighter share.  "rotated": every
+     * pair once, shared out among the algorithms (a different share per
+     * count), so every (dtype, op) meets every count and every algorithm
+     * meets a share of the pairs, at a fraction of the cross product's time.
+     *
+     *             full blocking          full nonblocking   quick blocking     quick nonbl.
+     * 0           3 pairs                3 pairs            3 pairs            1 pair
+     * 1,7,1023    every pair (in place   rotated            rotated            rotated over
+     *             or not, both at 7)                                           2x algorithms
+     * eager +-1   8 pairs x 3 counts     2 pairs x 3        2 pairs x 1        none
+     * 65537       rotated + 4 pairs      rotated            1 pair             1 pair
+     * 3 MiB       2 pairs                1 pair             selector, 1 pair   none
      */
-    const int quick = opt.quick, nb = c->nb;
+    const int quick = opt.quick, nb = c->nb, light = quick || nb;
     ncases += run_count(c, alg, 0, all, quick && nb ? 1 : 3, 0, none);
     static const size_t small[] = {1, 7, 1023};
     for (int i = 0; i < 3; i++) {
-        rot_t rot = !quick ? none : (rot_t){nb ? 2 * nalg : nalg, a, i};
-        ncases += run_count(c, alg, small[i], all, nall, !quick, rot);
+        rot_t rot = !light ? none : (rot_t){quick && nb ? 2 * nalg : nalg, a, i};
+        ncases += run_count(c, alg, small[i], all, nall, !light && small[i] == 7, rot);
     }
 
     /* around the eager limit: one message of exactly the limit +-1 element,
      * and vectors whose per-step pieces cross it */
     int nsub = sub_pairs(c->kind, sub, 16);
-    int neager = quick ? (nb ? 0 : 2) : nsub;
+    int neager = quick ? (nb ? 0 : 2) : (nb ? 2 : nsub);
     for (int p = 0; p < neager; p++) {
         const pair_t *pp = &sub[(p + a) % nsub];
         size_t es = rcoll_datatype_size(pp->dt), e = eager_limit / es;
@@ -566,13 +569,15 @@ static long run_alg(const coll_desc_t *c, const char *alg, int a, int nalg)
         ncases += run_count(c, alg, 65537, &sub[a % nsub], 1, 0, none);
     } else {
         ncases += run_count(c, alg, 65537, all, nall, 0, (rot_t){nalg, a, 0});
-        ncases += run_count(c, alg, 65537, sub, nsub, 0, none);
+        for (int p = 0; p < (nb ? 0 : 4); p++)
+            ncases += run_count(c, alg, 65537, &sub[(2 * p + a) % nsub], 1, 0, none);
     }
 
     /* a few MiB */
     int nbig = sub_pairs(c->kind, sub, 4);
     for (int p = 0; p < nbig; p++) {
-        int run = quick ? (!nb && alg[0] == '\0' && p == 0) : (p % 2 == a % 2);
+        int run = quick ? (!nb && alg[0] == '\0' && p == 0)
+                        : nb ? (p == a % nbig) : (p % 2 == a % 2);
         if (run)
             ncases += run_count(c, alg, elems_for(c, 3u << 20, sub[p].dt), &sub[p], 1, 0, none);
     }

@@ -4,20 +4,20 @@
 # scripts, so every launcher starts them directly.
 INTEG_COMMON = test/integration/check_common.c test/integration/check_common.h
 INTEG_LDADD = librcoll.la -lm
-INTEG_LDFLAGS = -no-install
+INTEG_LINKOPTS = -no-install
 
 noinst_PROGRAMS += test/integration/coll_check test/integration/comm_check \
                    test/integration/nb_check test/integration/timeout_check
 test_integration_coll_check_SOURCES = test/integration/coll_check.c $(INTEG_COMMON)
 test_integration_coll_check_LDADD = $(INTEG_LDADD)
-test_integration_coll_check_LDFLAGS = $(INTEG_LDFLAGS)
+test_integration_coll_check_LDFLAGS = $(INTEG_LINKOPTS)
 test_integration_comm_check_SOURCES = test/integration/comm_check.c $(INTEG_COMMON)
 test_integration_comm_check_LDADD = $(INTEG_LDADD)
-test_integration_comm_check_LDFLAGS = $(INTEG_LDFLAGS)
+test_integration_comm_check_LDFLAGS = $(INTEG_LINKOPTS)
 test_integration_nb_check_SOURCES = test/integration/nb_check.c $(INTEG_COMMON)
 test_integration_nb_check_LDADD = $(INTEG_LDADD)
-test_integration_nb_check_LDFLAGS = $(INTEG_LDFLAGS)
+test_integration_nb_check_LDFLAGS = $(INTEG_LINKOPTS)
 test_integration_timeout_check_SOURCES = test/integration/timeout_check.c $(INTEG_COMMON)
 test_integration_timeout_check_LDADD = $(INTEG_LDADD)
-test_integration_timeout_check_LDFLAGS = $(INTEG_LDFLAGS)
+test_integration_timeout_check_LDFLAGS = $(INTEG_LINKOPTS)
 dist_noinst_SCRIPTS += test/integration/run.sh

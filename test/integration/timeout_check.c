@@ -4,8 +4,9 @@
  * Launch with at least 2 ranks:  rcollrun -n 4 test/integration/timeout_check [-v]
  *
  * With RCOLL_TIMEOUT=2 (set through rcoll_init's config, so it overrides the
- * environment), rank 1 skips a barrier and an allreduce that every other
- * rank enters, sleeps until they are done, and exits.  Every other rank must
+ * environment), rank 1 skips a barrier, an allreduce (the selector's
+ * algorithms) and an allreduce with the first algorithm rcoll_algorithms()
+ * lists (a point-to-point one) that every other rank enters, sleeps until they are done, and exits.  Every other rank must
  * get RCOLL_ERR_TIMEOUT after about 2 s (not hang, not succeed), and the
  * error it logs on stderr (captured here) must name the collective, the
  * algorithm step and the peer it was waiting for.  At least one rank must
@@ -26,6 +27,7 @@
 
 #define TIMEOUT_S 2.0
 #define SKIPPER   1
+#define NSKIP     3   /* collectives rank SKIPPER skips */
 
 static int wrank, wsize, verbose;
 static long nfail;
@@ -105,10 +107,17 @@ static char *capture_end(captured_t *c)
     return text;
 }
 
-/* One skipped collective on the survivors' side; returns 1 if this rank's
- * log named SKIPPER. */
-static int expect_timeout(const char *coll, rcoll_comm_t *world)
+/* One skipped collective on the survivors' side, with the selector's
+ * algorithm (alg "") or a forced one; returns 1 if this rank's log named
+ * SKIPPER. */
+static int expect_timeout(rcoll_context_t *ctx, const char *coll, const char *alg,
+                          rcoll_comm_t *world)
 {
+    char key[64];
+    snprintf(key, sizeof(key), "RCOLL_%s_ALGORITHM", strcmp(coll, "barrier") ? "ALLREDUCE" : "BARRIER");
+    rcoll_status_t cst = rcoll_config_set(ctx, key, alg);
+    if (cst != RCOLL_OK)
+        fatal("rcoll_config_set", cst);
     int32_t in[1000], out[1000];
     for (int i = 0; i < 1000; i++)
         in[i] = wrank + i;
@@ -120,19 +129,21 @@ static int expect_timeout(const char *coll, rcoll_comm_t *world)
                             : rcoll_allreduce(in, out, 1000, RCOLL_INT32, RCOLL_SUM, world);
     double el = check_now() - t0;
     char *log = capture_end(&cap);
+    const char *an = alg[0] ? alg : "auto";
 
     if (verbose)
-        fprintf(stderr, "rank %d: %s returned %s after %.2f s; its log:\n%s", wrank, coll,
-                rcoll_strerror(st), el, log);
+        fprintf(stderr, "rank %d: %s alg=%s returned %s after %.2f s; its log:\n%s", wrank, coll,
+                an, rcoll_strerror(st), el, log);
     if (st != RCOLL_ERR_TIMEOUT)
-        FAILF("%s with rank %d absent returned %d (%s) after %.2f s, expected RCOLL_ERR_TIMEOUT",
-              coll, SKIPPER, (int)st, rcoll_strerror(st), el);
+        FAILF("%s alg=%s with rank %d absent returned %d (%s) after %.2f s, expected "
+              "RCOLL_ERR_TIMEOUT", coll, an, SKIPPER, (int)st, rcoll_strerror(st), el);
     if (el < TIMEOUT_S * 0.75 || el > TIMEOUT_S * 10 + 10)
-        FAILF("%s timed out after %.2f s with RCOLL_TIMEOUT=%.0f", coll, el, TIMEOUT_S);
+        FAILF("%s alg=%s timed out after %.2f s with RCOLL_TIMEOUT=%.0f", coll, an, el,
+              TIMEOUT_S);
     int ok_text = strstr(log, coll) != NULL && names_step(log) && names_peer(log, -1);
     if (!ok_text)
-        FAILF("%s: the timeout log must name the collective ('%s'), the step ('step N') and "
-              "the peer waited for ('rank N'); stderr was:\n%s", coll, coll, log);
+        FAILF("%s alg=%s: the timeout log must name the collective ('%s'), the step ('step N') "
+              "and the peer waited for ('rank N'); stderr was:\n%s", coll, an, coll, log);
     int named = names_peer(log, SKIPPER);
     free(log);
     return named;
@@ -181,33 +192,41 @@ int main(int argc, char **argv)
         fatal("warm-up barrier", st);
 
     if (wrank == SKIPPER) {
-        /* skip both, stay alive until the others have timed out twice and
+        /* skip them all, stay alive until the others have timed out and
          * agreed, then leave (finalize cannot complete its barrier: ignore) */
-        check_sleep(TIMEOUT_S * 4 + 3);
+        check_sleep(TIMEOUT_S * (NSKIP + 2) + 3);
         rcoll_finalize(ctx);
         return 0;
     }
 
     double t0 = check_now();
-    int32_t named[2];
-    named[0] = expect_timeout("barrier", world);
-    named[1] = expect_timeout("allreduce", world);
+    /* the selector's choices, then allreduce with its first listed algorithm */
+    const char *algs[8];
+    if (rcoll_algorithms("allreduce", algs, 8) < 1)
+        fatal("rcoll_algorithms(allreduce)", RCOLL_ERR_INTERNAL);
+    static const char *const what[NSKIP] = {"barrier", "allreduce", "allreduce"};
+    const char *alg_of[NSKIP] = {"", "", algs[0]};
+    int32_t named[NSKIP];
+    for (int k = 0; k < NSKIP; k++)
+        named[k] = expect_timeout(ctx, what[k], alg_of[k], world);
+    rcoll_config_set(ctx, "RCOLL_BARRIER_ALGORITHM", "");
+    rcoll_config_set(ctx, "RCOLL_ALLREDUCE_ALGORITHM", "");
 
     /* agree among the survivors */
-    int32_t sum[2] = {0, 0}, mine = nfail != 0, any = 0;
-    if ((st = rcoll_allreduce(named, sum, 2, RCOLL_INT32, RCOLL_SUM, surv)) != RCOLL_OK)
+    int32_t sum[NSKIP] = {0}, mine = nfail != 0, any = 0;
+    if ((st = rcoll_allreduce(named, sum, NSKIP, RCOLL_INT32, RCOLL_SUM, surv)) != RCOLL_OK)
         fatal("survivors' allreduce after the timeouts", st);
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < NSKIP; k++)
         if (sum[k] < 1 && wrank == 0)
-            FAILF("%s: no rank's timeout log named rank %d, the one that never came",
-                  k ? "allreduce" : "barrier", SKIPPER);
+            FAILF("%s alg=%s: no rank's timeout log named rank %d, the one that never came",
+                  what[k], alg_of[k][0] ? alg_of[k] : "auto", SKIPPER);
     mine = nfail != 0;
     if ((st = rcoll_allreduce(&mine, &any, 1, RCOLL_INT32, RCOLL_SUM, surv)) != RCOLL_OK)
         fatal("survivors' summary allreduce", st);
     if (wrank == 0) {
         if (any == 0)
-            printf("timeout_check: %d ranks ok: barrier and allreduce timed out naming rank %d "
-                   "(%.1f s)\n", wsize, SKIPPER, check_now() - t0);
+            printf("timeout_check: %d ranks ok: barrier, allreduce, allreduce alg=%s timed out "
+                   "naming rank %d (%.1f s)\n", wsize, algs[0], SKIPPER, check_now() - t0);
         else
             printf("timeout_check: %d ranks: FAILED on %d rank(s)\n", wsize, any);
     }

@@ -155,6 +155,10 @@ static void test_config_errors(void **state)
     assert_int_equal(rcoll_config_load(bad_num, &cfg), RCOLL_ERR_INVALID_ARG);
     setenv("RCOLL_SPIN_COUNT", "lots", 1);
     assert_int_equal(rcoll_config_load(NULL, &cfg), RCOLL_ERR_INVALID_ARG);
+    /* An overridden environment value is not even parsed. */
+    const char *const fix[] = { "SPIN_COUNT=7", NULL };
+    assert_int_equal(rcoll_config_load(fix, &cfg), RCOLL_OK);
+    assert_int_equal(cfg.spin_count, 7);
     unsetenv("RCOLL_SPIN_COUNT");
 }
 
