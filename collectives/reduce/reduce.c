@@ -6,9 +6,11 @@
 
 extern const rcoll_alg_t rcoll_reduce_binomial;
 extern const rcoll_alg_t rcoll_reduce_reduce_scatter_gather;
+extern const rcoll_alg_t rcoll_reduce_shm;
 
 const rcoll_alg_t *const rcoll_reduce_algs[] = {
     &rcoll_reduce_binomial,
     &rcoll_reduce_reduce_scatter_gather,
+    &rcoll_reduce_shm,
     NULL
 };

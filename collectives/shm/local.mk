@@ -1,9 +1,13 @@
-# shm/: intra-node shared-memory algorithms (allreduce, bcast, barrier "shm")
+# shm/: intra-node shared-memory algorithms (allreduce, bcast, barrier, reduce,
+# allgather "shm")
 # over one segment per communicator; see docs/shm.md.
 librcoll_la_SOURCES += \
     collectives/shm/shm.h \
     collectives/shm/shm_segment.c \
     collectives/shm/shm_enter.c \
+    collectives/shm/shm_reduction.c \
     collectives/shm/shm_allreduce.c \
+    collectives/shm/shm_reduce.c \
+    collectives/shm/shm_allgather.c \
     collectives/shm/shm_bcast.c \
     collectives/shm/shm_barrier.c

@@ -140,6 +140,21 @@ static inline int rcoll__shm_flat(const rcoll__shm_t *sh, size_t bytes)
     return bytes <= sh->small_max && bytes * (size_t)sh->p <= RCOLL__SHM_FLAT_TOTAL;
 }
 
+/* ---- the reduction engine (shm_reduction.c) ---- */
+
+typedef struct {
+    rcoll__shm_op_t op;
+    int             next;       /* flat: next rank to fold in */
+    int             cs;         /* pipelined: next slice to copy out of chunk co */
+    int             root;       /* -1: allreduce */
+    uint64_t        g0;         /* pipelined: id of chunk 0 */
+    size_t          chunk;      /* pipelined: bytes per chunk */
+    size_t          nchunks, ci, cr, co;
+} rcoll__shm_red_t;
+
+/* Allreduce (root < 0) or reduce to root, once rcoll__shm_enter said OK. */
+rcoll_status_t rcoll__shm_reduce_progress(rcoll_task_t *task, rcoll__shm_red_t *S, int root);
+
 /* ---- layout ---- */
 
 static inline char *rcoll__shm_region(const rcoll__shm_t *sh, int r)

@@ -153,6 +153,8 @@ static const char *forced_alg(const rcoll_config_t *cfg, rcoll_coll_type_t coll)
     case RCOLL_COLL_ALLREDUCE: return cfg->allreduce_alg;
     case RCOLL_COLL_BCAST:     return cfg->bcast_alg;
     case RCOLL_COLL_BARRIER:   return cfg->barrier_alg;
+    case RCOLL_COLL_REDUCE:    return cfg->reduce_alg;
+    case RCOLL_COLL_ALLGATHER: return cfg->allgather_alg;
     default:                   return "";
     }
 }

@@ -22,6 +22,8 @@
 extern const rcoll_alg_t rcoll_allreduce_shm;
 extern const rcoll_alg_t rcoll_bcast_shm;
 extern const rcoll_alg_t rcoll_barrier_shm;
+extern const rcoll_alg_t rcoll_reduce_shm;
+extern const rcoll_alg_t rcoll_allgather_shm;
 
 #define PMAX  7
 #define NOPS  48
@@ -77,6 +79,13 @@ static void start_op(frank_t *f, const script_op_t *o, int r)
     t->args.in_place = o->in_place;
     t->args.recvbuf = f->recv;
     t->args.sendbuf = o->in_place ? f->recv : f->send + 1;    /* unaligned */
+    if (o->type == RCOLL_COLL_REDUCE && r != o->root) {
+        t->args.recvbuf = NULL;                               /* not significant */
+        t->args.sendbuf = f->send + 1;
+        t->args.in_place = 0;
+    } else if (o->type == RCOLL_COLL_ALLGATHER && o->in_place) {
+        t->args.sendbuf = f->recv + (size_t)r * o->count * 4;
+    }
     char *in = o->type == RCOLL_COLL_BCAST ? f->recv : (char *)t->args.sendbuf;
     for (size_t i = 0; i < o->count; i++) {
         if (o->dtype == RCOLL_INT32) {
@@ -89,8 +98,14 @@ static void start_op(frank_t *f, const script_op_t *o, int r)
     }
     if (o->type == RCOLL_COLL_BCAST && r != o->root) {
         memset(f->recv, 0xee, o->count * es);
-    } else if (o->type == RCOLL_COLL_ALLREDUCE && !o->in_place) {
+    } else if ((o->type == RCOLL_COLL_ALLREDUCE || o->type == RCOLL_COLL_REDUCE) && !o->in_place) {
         memset(f->recv, 0xee, o->count * es);
+    } else if (o->type == RCOLL_COLL_ALLGATHER) {
+        for (int q = 0; q < f->comm.size; q++) {
+            if (!o->in_place || q != r) {
+                memset(f->recv + (size_t)q * o->count * es, 0xee, o->count * es);
+            }
+        }
     }
 }
 
@@ -99,6 +114,8 @@ static const rcoll_alg_t *alg_of(const script_op_t *o)
     switch (o->type) {
     case RCOLL_COLL_ALLREDUCE: return &rcoll_allreduce_shm;
     case RCOLL_COLL_BCAST:     return &rcoll_bcast_shm;
+    case RCOLL_COLL_REDUCE:    return &rcoll_reduce_shm;
+    case RCOLL_COLL_ALLGATHER: return &rcoll_allgather_shm;
     default:                   return &rcoll_barrier_shm;
     }
 }
@@ -129,7 +146,20 @@ static void check_op(frank_t *f, const script_op_t *o, int r, int p)
                          r, f->cur, o->root, o->count, i, v, ival(o->root, i, f->cur));
             }
         }
-    } else if (o->type == RCOLL_COLL_ALLREDUCE && o->dtype == RCOLL_INT32) {
+    } else if (o->type == RCOLL_COLL_ALLGATHER) {
+        for (int q = 0; q < p; q++) {
+            for (size_t i = 0; i < o->count; i++) {
+                int32_t v;
+                memcpy(&v, f->recv + 4 * ((size_t)q * o->count + i), 4);
+                if (v != ival(q, i, f->cur)) {
+                    fail_msg("rank %d op %d allgather count %zu in_place %d: block %d element %zu "
+                             "is %d, expected %d", r, f->cur, o->count, o->in_place, q, i, v,
+                             ival(q, i, f->cur));
+                }
+            }
+        }
+    } else if ((o->type == RCOLL_COLL_ALLREDUCE || (o->type == RCOLL_COLL_REDUCE && r == o->root))
+               && o->dtype == RCOLL_INT32) {
         for (size_t i = 0; i < o->count; i++) {
             uint32_t want = 0;
             int32_t v;
@@ -151,7 +181,8 @@ static void make_script(script_op_t *s, int p, size_t chunk_elems, size_t small_
         script_op_t *o = &s[j];
         memset(o, 0, sizeof(*o));
         o->type = (rcoll_coll_type_t[]){ RCOLL_COLL_ALLREDUCE, RCOLL_COLL_BCAST,
-                                         RCOLL_COLL_BARRIER }[rnd(3)];
+                                         RCOLL_COLL_BARRIER, RCOLL_COLL_REDUCE,
+                                         RCOLL_COLL_ALLGATHER }[rnd(5)];
         o->dtype = rnd(4) == 0 ? RCOLL_FLOAT32 : RCOLL_INT32;
         switch (rnd(4)) {
         case 0:  o->count = 1 + rnd(3); break;
@@ -159,8 +190,8 @@ static void make_script(script_op_t *s, int p, size_t chunk_elems, size_t small_
         case 2:  o->count = chunk_elems * (1 + rnd(3)) + rnd(5); break;
         default: o->count = 1 + rnd((unsigned)(3 * chunk_elems)); break;
         }
-        if (o->type == RCOLL_COLL_BCAST) {
-            o->dtype = RCOLL_INT32;
+        if (o->type != RCOLL_COLL_ALLREDUCE) {
+            o->dtype = RCOLL_INT32;    /* float results are compared for allreduce */
         }
         o->root = (int)rnd((unsigned)p);
         o->in_place = (int)rnd(2);
@@ -211,7 +242,7 @@ static void run_world(int p, uint64_t seed, int bias)
     for (int r = 0; r < p; r++) {
         fr[r].task = aligned_alloc(64, sizeof(rcoll_task_t));
         fr[r].send = malloc(4 * maxcount + 8);
-        fr[r].recv = malloc(4 * maxcount + 8);
+        fr[r].recv = malloc(4 * maxcount * (size_t)p + 8);    /* allgather: p blocks */
         assert_true(fr[r].task && fr[r].send && fr[r].recv);
         start_op(&fr[r], &script[0], r);
     }
@@ -346,11 +377,19 @@ static void test_cost(void **state)
             assert_string_equal(a->name, "shm");
             a = rcoll_select_by_cost(RCOLL_COLL_BARRIER, &m, 0, p, p);
             assert_string_equal(a->name, "shm");
+            a = rcoll_select_by_cost(RCOLL_COLL_REDUCE, &m, sizes[i], p, p);
+            assert_string_equal(a->name, "shm");
+            a = rcoll_select_by_cost(RCOLL_COLL_ALLGATHER, &m, sizes[i], p, p);
+            assert_string_equal(a->name, "shm");
             /* two nodes: never */
             assert_true(isinf(rcoll_allreduce_shm.cost(&m, sizes[i], p, p / 2)));
             a = rcoll_select_by_cost(RCOLL_COLL_ALLREDUCE, &m, sizes[i], p, p / 2);
             assert_string_not_equal(a->name, "shm");
             a = rcoll_select_by_cost(RCOLL_COLL_BCAST, &m, sizes[i], p, p / 2);
+            assert_string_not_equal(a->name, "shm");
+            a = rcoll_select_by_cost(RCOLL_COLL_REDUCE, &m, sizes[i], p, p / 2);
+            assert_string_not_equal(a->name, "shm");
+            a = rcoll_select_by_cost(RCOLL_COLL_ALLGATHER, &m, sizes[i], p, p / 2);
             assert_string_not_equal(a->name, "shm");
         }
     }
@@ -369,12 +408,13 @@ static void test_not_supported(void **state)
     rcoll_comm_t comm = { .ctx = ctx, .size = 4, .rank = 1, .local_size = 2, .id = 7 };
     rcoll_task_t *t = aligned_alloc(64, sizeof(*t));
     int wr[4] = { 0, 1, 2, 3 };
-    const rcoll_alg_t *algs[] = { &rcoll_allreduce_shm, &rcoll_bcast_shm, &rcoll_barrier_shm };
+    const rcoll_alg_t *algs[] = { &rcoll_allreduce_shm, &rcoll_bcast_shm, &rcoll_barrier_shm,
+                                  &rcoll_reduce_shm, &rcoll_allgather_shm };
 
     assert_true(ctx && t);
     comm.world_ranks = wr;
     ctx->config.shm = 1;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 5; i++) {
         memset(t, 0, sizeof(*t));
         t->ctx = ctx;
         t->comm = &comm;
