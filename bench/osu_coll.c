@@ -18,7 +18,8 @@
  *   -i ITER        timed iterations per size (default 1000, 100 above 8 KiB)
  *   -x WARMUP      warm-up iterations per size (default 100, 10 above 8 KiB)
  *   -T MS          scale iterations so each size takes about MS milliseconds
- *                  of collective time (calibrated on the warm-up; overrides -i)
+ *                  of collective time (calibrated on the warm-up, which still
+ *                  runs its -x calls; overrides -i)
  *   -f             full statistics: min and max latency and the iteration count
  *   -c             validate every result (outside the timed region)
  *   -a ALGO        force an algorithm (rcoll back-end; "-a list" lists them)
@@ -477,45 +478,59 @@ static double agree_max(double v, size_t size, const char *what)
 }
 
 /*
- * Warm up and return the number of timed iterations to run.  Without -T:
- * `skip` warm-up calls and the fixed iteration count.  With -T the warm-up
- * stops early when it would take more than half the target (the first call,
- * which may set up connections, decides; at least one more call follows
- * when WARMUP >= 2, unless the first alone took longer than the target), and the fastest of the calls after the first sets the
- * iteration count for the target time (the fastest, because on a shared
- * machine one preempted call would otherwise cut the count to a handful).  `calls` is how many
- * collectives one timed iteration holds (iallreduce times two phases).
+ * Warm up and return the number of timed iterations to run.  Every rank runs
+ * `skip` warm-up calls (OSU's defaults: 100, or 10 above 8 KiB), -T or not:
+ * libraries set up lazily (connections, registration caches, protocol
+ * choice) and some need tens of calls per size to reach steady state, so a
+ * short warm-up would time their set-up instead of their collective.  Only
+ * when the warm-up alone would take far longer than the target (over 8x -T,
+ * e.g. 16 MiB with -x 100) does it stop early, after at least 10 calls.
+ * With -T the median of the second half of the warm-up calls (past the
+ * set-up, robust to one preempted call on a shared machine) sets the
+ * iteration count for the target time.  `calls` is how many collectives one
+ * timed iteration holds (iallreduce times two phases).
  */
+#define WARMUP_TIMES_MAX 1024
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 static long warm_up(const struct options *o, struct buffers *b, size_t size, size_t count, int calls)
 {
     long iters = size > LARGE_MESSAGE_SIZE ? o->iterations_large : o->iterations;
     long skip = size > LARGE_MESSAGE_SIZE ? o->skip_large : o->skip;
-    double t, fastest = 0;
+    static double times[WARMUP_TIMES_MAX];
+    double t, spent = 0, limit = 8 * o->target_ms * 1e-3;
+    long n = 0;
 
     if (o->validate)
         fill(b, count);
     check(osu_be_barrier(), "barrier before the warm-up", size, -1);
-    if (o->target_ms <= 0) {
-        for (long i = 0; i < skip; i++) {
-            timed_call(b, count, size, i, &t, 0);
-            check(osu_be_barrier(), "barrier", size, i);
-        }
+    for (long i = 0; i < skip; i++) {
+        timed_call(b, count, size, i, &t, 0);
+        check(osu_be_barrier(), "barrier", size, i);
+        if (n < WARMUP_TIMES_MAX)
+            times[n++] = t;
+        spent += t;
+        /* Every rank must take the same branch: agree on the time spent. */
+        if (o->target_ms > 0 && i + 1 >= 10 && i + 1 < skip && (i + 1) % 10 == 0 &&
+            agree_max(spent, size, "allreduce(float64 max) of the warm-up time") > limit)
+            break;
+    }
+    if (o->target_ms <= 0)
         return iters;
+    double per_call;
+    if (n == 0) {
+        timed_call(b, count, size, 0, &per_call, 0);
+        check(osu_be_barrier(), "barrier", size, 0);
+    } else {
+        long half = n / 2;
+        qsort(times + half, (size_t)(n - half), sizeof(double), cmp_double);
+        per_call = times[half + (n - half) / 2];
     }
-    timed_call(b, count, size, 0, &t, 0);
-    double first = agree_max(t, size, "allreduce(float64 max) of the first call's time");
-    double budget = o->target_ms * 1e-3 / 2;
-    long more = first > 0 ? (long)(budget / first) : skip;
-    if (more < 1 && first <= o->target_ms * 1e-3)
-        more = 1;   /* the first call may be all set-up: time at least one more */
-    if (more > skip - 1)
-        more = skip - 1;
-    for (long i = 0; i < more; i++) {
-        timed_call(b, count, size, i + 1, &t, 0);
-        fastest = i == 0 || t < fastest ? t : fastest;
-        check(osu_be_barrier(), "barrier", size, i + 1);
-    }
-    double per_call = more > 0 ? fastest : first;
     double want = per_call > 0 ? o->target_ms * 1e-3 / (per_call * calls) : 1e6;
     if (want < 3)
         want = 3;
