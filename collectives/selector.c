@@ -137,6 +137,7 @@ static const rcoll_tune_t *tune_get(const char *path)
 
 rcoll_status_t rcoll_selector_init(rcoll_context_t *ctx)
 {
+    ctx->config_gen++;       /* choices cached before are stale */
     if (ctx->config.tune_file[0] == '\0')
         return RCOLL_OK;
     tune_cache.loaded = 0;   /* re-read: the file may have changed */
@@ -178,14 +179,42 @@ static void log_unknown(rcoll_coll_type_t coll, const char *name)
                 cname, name, upper, names);
 }
 
+static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes);
+
+/* The choice depends only on the collective, its bytes, the communicator
+ * and the configuration, so it is remembered per communicator (a small
+ * direct-mapped table): a repeated call skips the tune file and the cost
+ * of every algorithm.  rcoll_config_set bumps ctx->config_gen, which
+ * invalidates every entry. */
 const rcoll_alg_t *rcoll_select(rcoll_task_t *task)
+{
+    rcoll_comm_t *comm = task->comm;
+    rcoll_coll_type_t coll = task->args.type;
+    size_t bytes = coll == RCOLL_COLL_BARRIER ? 0
+                 : task->args.count * rcoll_datatype_size(task->args.dtype);
+    unsigned gen = task->ctx->config_gen + 1;
+    size_t h = (bytes ^ (bytes >> 7) ^ (bytes >> 17) ^ ((size_t)coll * 0x9e5u)) % RCOLL_SEL_CACHE;
+    __typeof__(comm->sel_cache[0]) *e = &comm->sel_cache[h];
+
+    if (e->gen == gen && e->coll == (int)coll && e->bytes == bytes)
+        return e->alg;
+    const rcoll_alg_t *alg = select_uncached(task, bytes);
+    if (alg != NULL) {
+        e->gen = gen;
+        e->coll = (int)coll;
+        e->bytes = bytes;
+        e->alg = alg;
+    }
+    return alg;
+}
+
+static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes)
 {
     rcoll_context_t *ctx = task->ctx;
     rcoll_coll_type_t coll = task->args.type;
     const char *forced = forced_name(&ctx->config, coll);
     const rcoll_alg_t *alg;
     rcoll_model_t m;
-    size_t bytes = 0;
     int nranks = task->comm->size, ppn;
 
     if (forced[0] != '\0') {
@@ -194,8 +223,6 @@ const rcoll_alg_t *rcoll_select(rcoll_task_t *task)
             log_unknown(coll, forced);
         return alg;
     }
-    if (coll != RCOLL_COLL_BARRIER)
-        bytes = task->args.count * rcoll_datatype_size(task->args.dtype);
     if (ctx->config.tune_file[0] != '\0') {
         const rcoll_tune_t *t = tune_get(ctx->config.tune_file);
         if (t == NULL)

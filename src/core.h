@@ -18,6 +18,8 @@
 
 #define RCOLL_TASK_MAX_OPS     64
 #define RCOLL_ALG_STATE_SIZE   256
+#define RCOLL_SEL_CACHE        16     /* selector choices remembered per communicator */
+#define RCOLL_TL_POLL_IDLE     16     /* with no message pending, poll transports every Nth time */
 
 typedef enum {
     RCOLL_P2P_SEND = 1,
@@ -80,6 +82,9 @@ struct rcoll_context {
     rcoll_comm_t         *world;
     int                   ncomms;
     unsigned              idle_polls;
+    unsigned              polls;               /* progress calls, for polling transports less */
+    int                   p2p_pending;         /* point-to-point ops posted and not done */
+    unsigned              config_gen;          /* bumped by rcoll_config_set: selections redone */
     rcoll_list_t          free_tasks;          /* released tasks kept for reuse */
     int                   nfree_tasks;
 };
@@ -98,6 +103,14 @@ struct rcoll_comm {
      * (e.g. the shared-memory segment); freed through shm_free. */
     void            *shm;
     void           (*shm_free)(rcoll_comm_t *comm);
+    /* The selector's last choices by (collective, bytes): the choice is a
+     * pure function of them and the configuration (generation gen + 1). */
+    struct {
+        unsigned           gen;     /* ctx->config_gen + 1 when valid, 0 empty */
+        int                coll;
+        size_t             bytes;
+        const rcoll_alg_t *alg;
+    }                sel_cache[RCOLL_SEL_CACHE];
 };
 
 struct rcoll_request {
@@ -110,8 +123,13 @@ struct rcoll_request {
     int                phase;          /* the algorithm's state */
     rcoll_status_t     status;         /* RCOLL_INPROGRESS until done */
     int                done;
-    double             start_time;
-    double             last_progress;  /* when an op last completed (for RCOLL_TIMEOUT) */
+    /* RCOLL_TIMEOUT: progress_count grows whenever the collective moves (an
+     * op completes, a shm stage passes); the deadline check, run only when
+     * a wait finds nothing to do, notes the time it last saw it change, so
+     * the hot path reads no clock. */
+    unsigned           progress_count;
+    unsigned           progress_seen;
+    double             last_progress;  /* when the check last saw progress; 0: not yet */
     rcoll_status_t     op_error;       /* first failed op's status */
     int                zombie;         /* failed; freed when the transport lets go */
     int                wait_peer;      /* for diagnostics when no op is pending: the comm rank */

@@ -172,18 +172,55 @@ static int teardown_ctx(void **state)
     return 0;
 }
 
+/* What rcoll_config_set does after a change: the selector's cached choices
+ * (per communicator) are stale.  Tests that change the configuration, or
+ * the communicator, in place say so. */
+static void config_changed(void)
+{
+    ctx.config_gen++;
+}
+
+static void test_select_cache(void **state)
+{
+    task.args.type = RCOLL_COLL_BCAST;
+    task.args.count = 1;
+    const rcoll_alg_t *first = rcoll_select(&task);
+    assert_non_null(first);
+    /* a change not announced is not seen: the choice comes from the cache */
+    snprintf(ctx.config.bcast_alg, sizeof(ctx.config.bcast_alg), "chain");
+    assert_ptr_equal(rcoll_select(&task), first);
+    config_changed();
+    assert_string_equal(rcoll_select(&task)->name, "chain");
+    /* other sizes and collectives have entries of their own */
+    task.args.count = 1 << 20;
+    assert_string_equal(rcoll_select(&task)->name, "chain");
+    task.args.type = RCOLL_COLL_ALLGATHER;
+    assert_non_null(rcoll_select(&task));
+    assert_true(strcmp(rcoll_select(&task)->name, "chain") != 0);
+    ctx.config.bcast_alg[0] = '\0';
+    config_changed();
+    task.args.type = RCOLL_COLL_BCAST;
+    task.args.count = 1;
+    assert_ptr_equal(rcoll_select(&task), first);
+}
+
 static void test_select_forced(void **state)
 {
     snprintf(ctx.config.bcast_alg, sizeof(ctx.config.bcast_alg), "chain");
+    config_changed();
     assert_string_equal(rcoll_select(&task)->name, "chain");
     snprintf(ctx.config.bcast_alg, sizeof(ctx.config.bcast_alg), "no_such_alg");
+    config_changed();
     assert_null(rcoll_select(&task));
     ctx.config.bcast_alg[0] = '\0';
+    config_changed();
     assert_non_null(rcoll_select(&task));
     /* forcing one collective leaves the others to the model */
     snprintf(ctx.config.allgather_alg, sizeof(ctx.config.allgather_alg), "ring");
+    config_changed();
     assert_string_equal(rcoll_select(&task)->name, "binomial");
     task.args.type = RCOLL_COLL_ALLGATHER;
+    config_changed();
     assert_string_equal(rcoll_select(&task)->name, "ring");
 }
 
@@ -197,6 +234,7 @@ static void test_select_ppn(void **state)
     ctx.nnodes = 3;
     comm.id = 44;
     comm.size = 2;   /* ranks 0, 1: both on node 0 */
+    config_changed();
     assert_int_equal(rcoll_selector_comm_ppn(&comm), 2);
     rcoll_selector_model_for(&ctx, &m);
     assert_int_equal(m.eager_limit, 8192);
@@ -213,6 +251,7 @@ static void test_select_tune_file(void **state)
     assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
     snprintf(ctx.config.tune_file, sizeof(ctx.config.tune_file), "%s", path);
+    config_changed();
     assert_int_equal(rcoll_selector_init(&ctx), RCOLL_OK);
     task.args.count = 100;
     assert_string_equal(rcoll_select(&task)->name, "chain");
@@ -220,11 +259,15 @@ static void test_select_tune_file(void **state)
     assert_string_equal(rcoll_select(&task)->name, "scatter_allgather");
     task.args.count = 50;
     comm.size = 5;                      /* no rule for 5 ranks: the model */
+    config_changed();
     assert_string_equal(rcoll_select(&task)->name, "binomial");
     snprintf(ctx.config.bcast_alg, sizeof(ctx.config.bcast_alg), "binomial");   /* forced wins */
+    config_changed();
     comm.size = 6;
+    config_changed();
     assert_string_equal(rcoll_select(&task)->name, "binomial");
     ctx.config.bcast_alg[0] = '\0';
+    config_changed();
 
     /* a bad file fails init and every selection, with file:line logged */
     fd = open(path, O_WRONLY | O_TRUNC);
@@ -235,6 +278,7 @@ static void test_select_tune_file(void **state)
     assert_null(rcoll_select(&task));
     unlink(path);
     ctx.config.tune_file[0] = '\0';
+    config_changed();
     assert_non_null(rcoll_select(&task));
 }
 
@@ -261,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_allgather_rndv_shift),
         cmocka_unit_test(test_ties_and_trivial),
         cmocka_unit_test(test_multinode_deterministic),
+        cmocka_unit_test_setup_teardown(test_select_cache, setup_ctx, teardown_ctx),
         cmocka_unit_test_setup_teardown(test_select_forced, setup_ctx, teardown_ctx),
         cmocka_unit_test_setup_teardown(test_select_ppn, setup_ctx, teardown_ctx),
         cmocka_unit_test_setup_teardown(test_select_tune_file, setup_ctx, teardown_ctx),
