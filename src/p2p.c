@@ -73,7 +73,8 @@ static void op_complete(rcoll_p2p_op_t *op, rcoll_status_t st)
     op->state = RCOLL_P2P_DONE;
     op->status = st;
     task->npending--;
-    task->last_progress = rcoll_time_now();
+    task->ctx->p2p_pending--;
+    task->progress_count++;
     if (st != RCOLL_OK && task->op_error == RCOLL_OK) {
         task->op_error = st;
     }
@@ -196,6 +197,7 @@ static rcoll_p2p_op_t *new_op(rcoll_task_t *task, rcoll_p2p_kind_t kind, int pee
     op->rndv = use_rndv(ctx, wpeer, len);
     op->status = RCOLL_INPROGRESS;
     task->npending++;
+    ctx->p2p_pending++;
     *st = RCOLL_OK;
     return op;
 }

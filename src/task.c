@@ -130,7 +130,6 @@ rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args
     task->args = *args;
     task->status = RCOLL_INPROGRESS;
     task->wait_peer = -1;
-    task->start_time = task->last_progress = rcoll_time_now();
     comm->nactive++;
 
     int trivial = comm->size == 1 || (args->count == 0 && args->type != RCOLL_COLL_BARRIER);
@@ -166,6 +165,11 @@ int rcoll_task_check_deadline(rcoll_task_t *task)
         return 0;
     }
     double now = rcoll_time_now();
+    if (task->last_progress == 0 || task->progress_seen != task->progress_count) {
+        task->progress_seen = task->progress_count;
+        task->last_progress = now;
+        return 0;
+    }
     if (now - task->last_progress < timeout) {
         return 0;
     }

@@ -226,7 +226,7 @@ static inline void rcoll__shm_waiting(rcoll_task_t *task, int peer, uint32_t ste
 /* Mark progress for RCOLL_TIMEOUT (long pipelined collectives). */
 static inline void rcoll__shm_progressed(rcoll_task_t *task)
 {
-    task->last_progress = rcoll_time_now();
+    task->progress_count++;
 }
 
 #endif
