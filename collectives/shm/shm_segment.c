@@ -121,7 +121,7 @@ void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbu
         slice = 4096;
     }
     sh->small_max = small_max;
-    sh->slot_stride = round_up(sizeof(uint64_t) + small_max, RCOLL__SHM_LINE);
+    sh->slot_stride = round_up(RCOLL__SHM_LINE + small_max, RCOLL__SHM_LINE);
     sh->slice = slice;
     sh->chunk = slice * (size_t)p;
     sh->nbuf = nbuf < 2 ? 2 : nbuf;

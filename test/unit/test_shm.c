@@ -344,7 +344,12 @@ static void test_layout(void **state)
                 char *seq = (char *)rcoll__shm_slot_seq(sh, r, k);
                 assert_true((uintptr_t)seq % RCOLL__SHM_LINE == 0);
                 assert_true(seq >= lo + sizeof(rcoll__shm_ctl_t));
-                assert_true(rcoll__shm_slot_data(sh, r, k) + sh->small_max <= seq + sh->slot_stride);
+                assert_true(rcoll__shm_slot_data(sh, r, k, sh->small_max) + sh->small_max <=
+                            seq + sh->slot_stride);
+                assert_true((uintptr_t)rcoll__shm_slot_data(sh, r, k, RCOLL__SHM_INLINE + 1) %
+                            RCOLL__SHM_LINE == 0);
+                assert_true(rcoll__shm_slot_data(sh, r, k, RCOLL__SHM_INLINE) + RCOLL__SHM_INLINE ==
+                            seq + RCOLL__SHM_LINE);
             }
             for (uint64_t g = 0; g < (uint64_t)sh->nbuf; g++) {
                 char *in = rcoll__shm_in(sh, r, g), *res = rcoll__shm_res(sh, r, g);
