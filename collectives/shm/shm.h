@@ -32,7 +32,8 @@
 #define RCOLL__SHM_LINE      64
 #define RCOLL__SHM_NBUF      4            /* pipeline depth (chunk buffers) */
 #define RCOLL__SHM_SMALL     (64 * 1024)  /* slot size: the largest flat collective */
-#define RCOLL__SHM_FLAT_TOTAL (128 * 1024) /* flat allreduce only while p * bytes <= this */
+#define RCOLL__SHM_SMALL_PAIR (256 * 1024) /* the same for 2 ranks (measured, docs/shm.md) */
+#define RCOLL__SHM_FLAT_TOTAL (128 * 1024) /* more ranks: flat allreduce while p * bytes <= this */
 #define RCOLL__SHM_SLICE     (128 * 1024) /* default pipeline slice per rank */
 #define RCOLL__SHM_CHUNK_MAX (512 * 1024) /* slices shrink to keep a chunk <= this */
 #define RCOLL__SHM_NAME_MAX  48
@@ -136,9 +137,26 @@ void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbu
 
 /* 1 if an allreduce of `bytes` takes the flat path (every rank reduces
  * every slot) rather than the pipeline. */
+static inline int rcoll__shm_flat_fits(size_t bytes, int p)
+{
+    if (p <= 2) {
+        return bytes <= RCOLL__SHM_SMALL_PAIR;
+    }
+    return bytes <= RCOLL__SHM_SMALL && bytes * (size_t)p <= RCOLL__SHM_FLAT_TOTAL;
+}
+
 static inline int rcoll__shm_flat(const rcoll__shm_t *sh, size_t bytes)
 {
-    return bytes <= sh->small_max && bytes * (size_t)sh->p <= RCOLL__SHM_FLAT_TOTAL;
+    return bytes <= sh->small_max && rcoll__shm_flat_fits(bytes, sh->p);
+}
+
+/* Slot size for p ranks.  With 2 ranks the flat allreduce (each rank reads
+ * the other's slot) beats the 3-stage pipeline up to 256 KiB: 6-13% at
+ * 100-256 KiB (A/B, 2026-11-29); with more ranks every rank would read
+ * p - 1 slots, so the pipeline takes over sooner and the slots stay small. */
+static inline size_t rcoll__shm_slot_size(int p)
+{
+    return p <= 2 ? RCOLL__SHM_SMALL_PAIR : RCOLL__SHM_SMALL;
 }
 
 /* ---- the reduction engine (shm_reduction.c) ---- */

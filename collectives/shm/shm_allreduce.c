@@ -19,7 +19,7 @@ static double ar_shm_cost(const rcoll_model_t *m, size_t bytes, int nranks, int 
 {
     double n = (double)bytes;
     /* small: copy in, read p slots; large: copy in, reduce a slice, copy out */
-    int flat = n <= RCOLL__SHM_SMALL && n * nranks <= RCOLL__SHM_FLAT_TOTAL;
+    int flat = rcoll__shm_flat_fits(bytes, nranks);
     return rcoll__shm_cost(m, nranks, ppn, flat ? n * (1 + nranks) : 3 * n);
 }
 

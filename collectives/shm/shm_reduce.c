@@ -21,7 +21,7 @@ static rcoll_status_t red_shm_progress(rcoll_task_t *task)
 static double red_shm_cost(const rcoll_model_t *m, size_t bytes, int nranks, int ppn)
 {
     double n = (double)bytes;
-    int flat = n <= RCOLL__SHM_SMALL && n * nranks <= RCOLL__SHM_FLAT_TOTAL;
+    int flat = rcoll__shm_flat_fits(bytes, nranks);
     /* flat: copy in, the root reads p slots; pipelined: copy in, a slice, copy out */
     return rcoll__shm_cost(m, nranks, ppn, flat ? n * (1 + nranks) : 2.5 * n);
 }

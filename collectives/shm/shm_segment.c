@@ -136,7 +136,7 @@ rcoll_status_t rcoll__shm_segment_create(rcoll_comm_t *comm, rcoll__shm_t *sh)
     shm_header_t g;
     int fd = -1;
 
-    rcoll__shm_layout(sh, RCOLL__SHM_SMALL, RCOLL__SHM_SLICE, RCOLL__SHM_NBUF);
+    rcoll__shm_layout(sh, rcoll__shm_slot_size(sh->p), RCOLL__SHM_SLICE, RCOLL__SHM_NBUF);
     memset(&g, 0, sizeof(g));
     geometry_to(&g, sh);
     for (int tries = 0; fd < 0 && tries < 16; tries++) {

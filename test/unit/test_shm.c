@@ -319,6 +319,19 @@ static void test_interleavings(void **state)
     }
 }
 
+static void test_flat_limits(void **state)
+{
+    (void)state;
+    /* 2 ranks: flat up to the pair slot; more: p * bytes <= the total */
+    assert_true(rcoll__shm_flat_fits(RCOLL__SHM_SMALL_PAIR, 2));
+    assert_false(rcoll__shm_flat_fits(RCOLL__SHM_SMALL_PAIR + 1, 2));
+    assert_true(rcoll__shm_flat_fits(RCOLL__SHM_FLAT_TOTAL / 4, 4));
+    assert_false(rcoll__shm_flat_fits(RCOLL__SHM_FLAT_TOTAL / 4 + 1, 4));
+    assert_false(rcoll__shm_flat_fits(RCOLL__SHM_SMALL + 1, 3));
+    assert_int_equal(rcoll__shm_slot_size(2), RCOLL__SHM_SMALL_PAIR);
+    assert_int_equal(rcoll__shm_slot_size(3), RCOLL__SHM_SMALL);
+}
+
 static void test_layout(void **state)
 {
     (void)state;
@@ -326,7 +339,7 @@ static void test_layout(void **state)
         rcoll_comm_t comm = { .size = p, .rank = 0 };
         rcoll__shm_t *sh = rcoll__shm_new(&comm);
         assert_non_null(sh);
-        rcoll__shm_layout(sh, RCOLL__SHM_SMALL, RCOLL__SHM_SLICE, RCOLL__SHM_NBUF);
+        rcoll__shm_layout(sh, rcoll__shm_slot_size(p), RCOLL__SHM_SLICE, RCOLL__SHM_NBUF);
         sh->base = NULL;     /* offsets only */
         assert_true(sh->chunk == sh->slice * (size_t)p);
         assert_true(sh->slice % RCOLL__SHM_LINE == 0 && sh->slice >= 4096);
@@ -436,6 +449,7 @@ static void test_not_supported(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_flat_limits),
         cmocka_unit_test(test_layout),
         cmocka_unit_test(test_cost),
         cmocka_unit_test(test_not_supported),
