@@ -154,7 +154,7 @@ static rcoll_status_t ag_shm_progress(rcoll_task_t *task)
         return st;
     }
     size_t n = task->args.count * rcoll_datatype_size(task->args.dtype);
-    return n <= S->op.sh->small_max ? ag_small(task, S, n) : ag_large(task, S, n);
+    return n <= rcoll__shm_copy_slot_max(S->op.sh) ? ag_small(task, S, n) : ag_large(task, S, n);
 }
 
 static double ag_shm_cost(const rcoll_model_t *m, size_t bytes, int nranks, int ppn)
