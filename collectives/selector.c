@@ -24,7 +24,7 @@ static const rcoll_model_t default_model = {
     .beta_inter   = 1.0 / 12.0e9,
     .gamma        = 1.0 / 10.0e9,
     .rndv_extra   = 50.0e-6,
-    .eager_limit  = 8192,
+    .eager_limit  = 16384,
     .segment_size = 65536,   /* RCOLL_SEGMENT_SIZE default */
     .shm          = 1,
 };

@@ -15,9 +15,10 @@ static const rcoll_config_entry_t core_table[] = {
       "set-up, the bootstrap); 0 waits forever. On expiry the call fails with RCOLL_ERR_TIMEOUT "
       "and logs the collective, step and peer",
       RCOLL_CONFIG_DOUBLE, F(timeout), NULL, 1 },
-    { "EAGER_LIMIT", "8192", "Messages up to this many bytes are copied through pre-registered "
+    { "EAGER_LIMIT", "16384", "Messages up to this many bytes are copied through pre-registered "
       "buffers (eager); larger ones use rendezvous (RDMA write into the receiver's buffer). "
-      "Must be equal on all ranks",
+      "Must be equal on all ranks. Each rank pre-registers about (ranks x 8-32 + 128) buffers "
+      "of this size for the verbs transport",
       RCOLL_CONFIG_SIZE, F(eager_limit), NULL, 0 },
     { "SPIN_COUNT", "1000", "Idle progress polls before a waiting rank yields the CPU "
       "(sched_yield); lower it when ranks outnumber cores",

@@ -121,7 +121,7 @@ static void test_config_defaults_env_overrides(void **state)
     unsetenv("RCOLL_EAGER_LIMIT");
     unsetenv("RCOLL_TIMEOUT");
     assert_int_equal(rcoll_config_load(NULL, &cfg), RCOLL_OK);
-    assert_int_equal(cfg.eager_limit, 8192);
+    assert_int_equal(cfg.eager_limit, 16384);
     assert_string_equal(cfg.transport, "auto");
 
     setenv("RCOLL_EAGER_LIMIT", "16k", 1);
