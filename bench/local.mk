@@ -5,3 +5,6 @@
 # build directory of its own, so automake never needs an MPI.
 dist_noinst_SCRIPTS += bench/compare bench/callgrind-overhead bench/bind-rank
 EXTRA_DIST += bench/osu_backend_mpi.c bench/README.md
+# The memory figures that bound a shm collective (no rcoll involved).
+noinst_PROGRAMS += bench/xcore_bw
+bench_xcore_bw_SOURCES = bench/xcore_bw.c
