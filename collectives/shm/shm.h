@@ -175,6 +175,7 @@ typedef struct {
     int             next;       /* flat: next rank to fold in */
     int             cs;         /* pipelined: next slice to copy out of chunk co */
     int             root;       /* -1: allreduce */
+    int             direct;     /* pipelined: my slice is reduced into recvbuf */
     uint64_t        g0;         /* pipelined: id of chunk 0 */
     size_t          chunk;      /* pipelined: bytes per chunk */
     size_t          nchunks, ci, cr, co;
