@@ -28,6 +28,7 @@
 #include <strings.h>
 #include <time.h>
 #include <errno.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -686,4 +687,34 @@ void check_op_free(check_op_t *o)
     free(o->sbuf);
     free(o->rbuf);
     o->sbuf = o->rbuf = NULL;
+}
+
+int check_start(const char *prog, int argc, char **argv, const char *const *config,
+                rcoll_context_t **ctx, int *wrank, int *wsize, int *verbose)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-v")) {
+            *verbose = 1;
+        } else {
+            fprintf(stderr, "usage: %s [-v]\n", argv[0]);
+            return 2;
+        }
+    }
+    rcoll_status_t st = rcoll_init(config, ctx);
+    if (st != RCOLL_OK) {
+        fprintf(stderr, "FAIL %s: rcoll_init: %s\n", prog, rcoll_strerror(st));
+        return 1;
+    }
+    rcoll_comm_t *world = rcoll_comm_world(*ctx);
+    *wrank = rcoll_comm_rank(world);
+    *wsize = rcoll_comm_size(world);
+    return 0;
+}
+
+void check_fatal(const char *prog, int rank, const char *what, rcoll_status_t st)
+{
+    fprintf(stderr, "FAIL %s rank %d: %s returned %d (%s)\n", prog, rank, what, (int)st,
+            rcoll_strerror(st));
+    fflush(stderr);
+    _exit(1);
 }

@@ -75,6 +75,19 @@ int check_list_has(const char *list, const char *word);
 /* Parse a size like "8192", "8k", "1M" (powers of 1024); 0 on success. */
 int check_parse_size(const char *s, size_t *out);
 
+/*
+ * The start every check program shares: parse its only option (-v, sets
+ * *verbose), rcoll_init with config (may be NULL), and the world rank and
+ * size.  Returns 0, or the exit status to leave with (2: usage, 1: init
+ * failed; the reason printed).
+ */
+int check_start(const char *prog, int argc, char **argv, const char *const *config,
+                rcoll_context_t **ctx, int *wrank, int *wsize, int *verbose);
+
+/* Print "FAIL <prog> rank <rank>: <what> returned <st> (<text>)" and _exit(1). */
+void check_fatal(const char *prog, int rank, const char *what, rcoll_status_t st)
+    __attribute__((noreturn));
+
 /* Complete a request with rcoll_test() polling; bounded by deadline_s. */
 rcoll_status_t check_test_loop(rcoll_request_t *req, double deadline_s);
 

@@ -26,13 +26,7 @@ static long nfail;
 #define FAILF(...) do { nfail++; fprintf(stderr, "FAIL comm_check rank %d: ", wrank); \
                         fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } while (0)
 
-static void fatal(const char *what, rcoll_status_t st)
-{
-    fprintf(stderr, "FAIL comm_check rank %d: %s returned %d (%s)\n", wrank, what, (int)st,
-            rcoll_strerror(st));
-    fflush(stderr);
-    _exit(1);
-}
+#define fatal(what, st) check_fatal("comm_check", wrank, (what), (st))
 
 /* Split world with the given per-rank colors/keys and check the result. */
 static int split(check_group_t *g, const char *name, const int *colors, const int *keys,
@@ -119,22 +113,12 @@ static void run_blocking(check_op_t *o)
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-v")) {
-            verbose = 1;
-        } else {
-            fprintf(stderr, "usage: %s [-v]\n", argv[0]);
-            return 2;
-        }
-    }
-    rcoll_status_t st = rcoll_init(NULL, &ctx);
-    if (st != RCOLL_OK) {
-        fprintf(stderr, "FAIL rcoll_init: %s\n", rcoll_strerror(st));
-        return 1;
+    int rc = check_start("comm_check", argc, argv, NULL, &ctx, &wrank, &wsize, &verbose);
+    if (rc != 0) {
+        return rc;
     }
     rcoll_comm_t *world = rcoll_comm_world(ctx);
-    wrank = rcoll_comm_rank(world);
-    wsize = rcoll_comm_size(world);
+    rcoll_status_t st;
     if (wsize > 256) {
         fprintf(stderr, "comm_check: at most 256 ranks\n");
         return 2;

@@ -21,13 +21,7 @@ static rcoll_context_t *ctx;
 static int wrank, wsize, verbose;
 static long nfail;
 
-static void fatal(const char *what, rcoll_status_t st)
-{
-    fprintf(stderr, "FAIL nb_check rank %d: %s returned %d (%s)\n", wrank, what, (int)st,
-            rcoll_strerror(st));
-    fflush(stderr);
-    _exit(1);
-}
+#define fatal(what, st) check_fatal("nb_check", wrank, (what), (st))
 
 static void verify(check_op_t *o)
 {
@@ -101,22 +95,12 @@ static void test_all(check_op_t *ops, int n, int round)
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-v")) {
-            verbose = 1;
-        } else {
-            fprintf(stderr, "usage: %s [-v]\n", argv[0]);
-            return 2;
-        }
-    }
-    rcoll_status_t st = rcoll_init(NULL, &ctx);
-    if (st != RCOLL_OK) {
-        fprintf(stderr, "FAIL rcoll_init: %s\n", rcoll_strerror(st));
-        return 1;
+    int rc = check_start("nb_check", argc, argv, NULL, &ctx, &wrank, &wsize, &verbose);
+    if (rc != 0) {
+        return rc;
     }
     rcoll_comm_t *world = rcoll_comm_world(ctx);
-    wrank = rcoll_comm_rank(world);
-    wsize = rcoll_comm_size(world);
+    rcoll_status_t st;
     if (wsize > 256) {
         fprintf(stderr, "nb_check: at most 256 ranks\n");
         return 2;

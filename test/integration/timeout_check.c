@@ -35,13 +35,7 @@ static long nfail;
 #define FAILF(...) do { nfail++; fprintf(stderr, "FAIL timeout_check rank %d: ", wrank); \
                         fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } while (0)
 
-static void fatal(const char *what, rcoll_status_t st)
-{
-    fprintf(stderr, "FAIL timeout_check rank %d: %s returned %d (%s)\n", wrank, what, (int)st,
-            rcoll_strerror(st));
-    fflush(stderr);
-    _exit(1);
-}
+#define fatal(what, st) check_fatal("timeout_check", wrank, (what), (st))
 
 /* Does text mention "rank N" or "peer N" (N a whole number)?  want < 0: any N. */
 static int names_peer(const char *text, int want)
@@ -151,24 +145,14 @@ static int expect_timeout(rcoll_context_t *ctx, const char *coll, const char *al
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-v")) {
-            verbose = 1;
-        } else {
-            fprintf(stderr, "usage: %s [-v]\n", argv[0]);
-            return 2;
-        }
-    }
     const char *const config[] = {"RCOLL_TIMEOUT=2", NULL};
     rcoll_context_t *ctx;
-    rcoll_status_t st = rcoll_init(config, &ctx);
-    if (st != RCOLL_OK) {
-        fprintf(stderr, "FAIL rcoll_init: %s\n", rcoll_strerror(st));
-        return 1;
+    int rc = check_start("timeout_check", argc, argv, config, &ctx, &wrank, &wsize, &verbose);
+    if (rc != 0) {
+        return rc;
     }
     rcoll_comm_t *world = rcoll_comm_world(ctx);
-    wrank = rcoll_comm_rank(world);
-    wsize = rcoll_comm_size(world);
+    rcoll_status_t st;
     if (wsize < 2) {
         fprintf(stderr, "timeout_check: needs at least 2 ranks (got %d)\n", wsize);
         rcoll_finalize(ctx);
