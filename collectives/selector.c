@@ -179,35 +179,6 @@ static void log_unknown(rcoll_coll_type_t coll, const char *name)
                 cname, name, upper, names);
 }
 
-static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes);
-
-/* The choice depends only on the collective, its bytes, the communicator
- * and the configuration, so it is remembered per communicator (a small
- * direct-mapped table): a repeated call skips the tune file and the cost
- * of every algorithm.  rcoll_config_set bumps ctx->config_gen, which
- * invalidates every entry. */
-const rcoll_alg_t *rcoll_select(rcoll_task_t *task)
-{
-    rcoll_comm_t *comm = task->comm;
-    rcoll_coll_type_t coll = task->args.type;
-    size_t bytes = coll == RCOLL_COLL_BARRIER ? 0
-                 : task->args.count * rcoll_datatype_size(task->args.dtype);
-    unsigned gen = task->ctx->config_gen + 1;
-    size_t h = (bytes ^ (bytes >> 7) ^ (bytes >> 17) ^ ((size_t)coll * 0x9e5u)) % RCOLL_SEL_CACHE;
-    __typeof__(comm->sel_cache[0]) *e = &comm->sel_cache[h];
-
-    if (e->gen == gen && e->coll == (int)coll && e->bytes == bytes)
-        return e->alg;
-    const rcoll_alg_t *alg = select_uncached(task, bytes);
-    if (alg != NULL) {
-        e->gen = gen;
-        e->coll = (int)coll;
-        e->bytes = bytes;
-        e->alg = alg;
-    }
-    return alg;
-}
-
 static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes)
 {
     rcoll_context_t *ctx = task->ctx;
@@ -241,5 +212,32 @@ static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes)
     alg = rcoll_select_by_cost(coll, &m, bytes, nranks, ppn);
     if (alg == NULL)
         rcoll_error("%s: no algorithm available", rcoll_coll_name(coll));
+    return alg;
+}
+
+/* The choice depends only on the collective, its bytes, the communicator
+ * and the configuration, so it is remembered per communicator (a small
+ * direct-mapped table): a repeated call skips the tune file and the cost
+ * of every algorithm.  rcoll_config_set bumps ctx->config_gen, which
+ * invalidates every entry. */
+const rcoll_alg_t *rcoll_select(rcoll_task_t *task)
+{
+    rcoll_comm_t *comm = task->comm;
+    rcoll_coll_type_t coll = task->args.type;
+    size_t bytes = coll == RCOLL_COLL_BARRIER ? 0
+                 : task->args.count * rcoll_datatype_size(task->args.dtype);
+    unsigned gen = task->ctx->config_gen + 1;
+    size_t h = (bytes ^ (bytes >> 7) ^ (bytes >> 17) ^ ((size_t)coll * 0x9e5u)) % RCOLL_SEL_CACHE;
+    rcoll_sel_entry_t *e = &comm->sel_cache[h];
+
+    if (e->gen == gen && e->coll == (int)coll && e->bytes == bytes)
+        return e->alg;
+    const rcoll_alg_t *alg = select_uncached(task, bytes);
+    if (alg != NULL) {
+        e->gen = gen;
+        e->coll = (int)coll;
+        e->bytes = bytes;
+        e->alg = alg;
+    }
     return alg;
 }

@@ -89,6 +89,14 @@ struct rcoll_context {
     int                   nfree_tasks;
 };
 
+/* One remembered choice of rcoll_select. */
+typedef struct {
+    unsigned           gen;     /* ctx->config_gen + 1 when valid, 0 empty */
+    int                coll;
+    size_t             bytes;
+    const rcoll_alg_t *alg;
+} rcoll_sel_entry_t;
+
 struct rcoll_comm {
     rcoll_context_t *ctx;
     uint64_t         id;
@@ -104,13 +112,8 @@ struct rcoll_comm {
     void            *shm;
     void           (*shm_free)(rcoll_comm_t *comm);
     /* The selector's last choices by (collective, bytes): the choice is a
-     * pure function of them and the configuration (generation gen + 1). */
-    struct {
-        unsigned           gen;     /* ctx->config_gen + 1 when valid, 0 empty */
-        int                coll;
-        size_t             bytes;
-        const rcoll_alg_t *alg;
-    }                sel_cache[RCOLL_SEL_CACHE];
+     * pure function of them and the configuration. */
+    rcoll_sel_entry_t sel_cache[RCOLL_SEL_CACHE];
 };
 
 struct rcoll_request {

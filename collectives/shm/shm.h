@@ -135,8 +135,9 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm);
  * depth nbuf, capped so a chunk stays <= RCOLL__SHM_CHUNK_MAX) and size. */
 void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbuf);
 
-/* 1 if an allreduce of `bytes` takes the flat path (every rank reduces
- * every slot) rather than the pipeline. */
+/* 1 if an allreduce of `bytes` on p ranks takes the flat path (every rank
+ * reduces every slot) rather than the pipeline, given slots of
+ * rcoll__shm_slot_size(p); rcoll__shm_flat for a segment set up already. */
 static inline int rcoll__shm_flat_fits(size_t bytes, int p)
 {
     if (p <= 2) {
@@ -175,7 +176,6 @@ typedef struct {
     int             next;       /* flat: next rank to fold in */
     int             cs;         /* pipelined: next slice to copy out of chunk co */
     int             root;       /* -1: allreduce */
-    int             direct;     /* pipelined: my slice is reduced into recvbuf */
     uint64_t        g0;         /* pipelined: id of chunk 0 */
     size_t          chunk;      /* pipelined: bytes per chunk */
     size_t          nchunks, ci, cr, co;

@@ -58,10 +58,11 @@ static rcoll_status_t bar_shm_progress(rcoll_task_t *task)
         if (sh->me != 0) {
             atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, k), k, memory_order_release);
         }
+        S->next = 1;            /* rank 0: the first rank to wait for */
         task->phase = 1;
     }
     if (sh->me == 0) {
-        for (S->next = S->next ? S->next : 1; S->next < sh->p; S->next++) {
+        for (; S->next < sh->p; S->next++) {
             if (atomic_load_explicit(rcoll__shm_slot_seq(sh, S->next, k), memory_order_acquire) != k) {
                 rcoll__shm_waiting(task, S->next, RCOLL__SHM_STEP_ARRIVE);
                 return RCOLL_INPROGRESS;

@@ -116,6 +116,14 @@ static int stage_in(rcoll_task_t *task, ar_shm_state_t *S)
     return 1;
 }
 
+/* Stage B reduces this rank's slice into its receive buffer and copies it
+ * to the result buffer (see stage_reduce) when it has a receive buffer of
+ * its own: not in place, and not a reduce's non-root rank. */
+static int reduces_direct(const rcoll_task_t *task, const ar_shm_state_t *S)
+{
+    return !task->args.in_place && (S->root < 0 || S->root == S->op.sh->me);
+}
+
 /* Stage B: reduce my slice of chunk cr over every rank, in rank order. */
 static int stage_reduce(rcoll_task_t *task, ar_shm_state_t *S)
 {
@@ -141,14 +149,15 @@ static int stage_reduce(rcoll_task_t *task, ar_shm_state_t *S)
      * other ranks in its last use; the kernel's vector stores fetch each
      * for ownership across cores (5.5 GB/s on this VM), while memcpy's
      * string stores write whole lines (30+ GB/s). */
-    char *out = S->direct ? (char *)a->recvbuf + (c.off + lo) * c.es : res;
+    int direct = reduces_direct(task, S);
+    char *out = direct ? (char *)a->recvbuf + (c.off + lo) * c.es : res;
 #define SRC(_q) ((_q) == me ? mine : rcoll__shm_in(sh, (_q), g) + lo * c.es)
     if (len > 0) {
         rcoll_reduce_local3(out, SRC(0), SRC(1), len, a->dtype, a->op);
         for (int q = 2; q < p; q++) {
             rcoll_reduce_local(out, SRC(q), len, a->dtype, a->op);
         }
-        if (S->direct) {
+        if (direct) {
             memcpy(res, out, len * c.es);
         }
     }
@@ -179,7 +188,7 @@ static int stage_out(rcoll_task_t *task, ar_shm_state_t *S)
             return moved;
         }
         size_t lo = slice_lo(c.m, s, sh->p), hi = slice_lo(c.m, s + 1, sh->p);
-        if (!(S->direct && s == sh->me)) {     /* direct: already there */
+        if (s != sh->me || !reduces_direct(task, S)) {     /* direct: already there */
             memcpy(dst + lo * c.es, rcoll__shm_res(sh, s, g), (hi - lo) * c.es);
         }
         moved = 1;
@@ -203,8 +212,6 @@ static rcoll_status_t ar_large(rcoll_task_t *task, ar_shm_state_t *S, int root)
         S->g0 = sh->chunk_next;
         sh->chunk_next += S->nchunks;
         S->root = root;
-        /* needs a receive buffer apart from the send buffer */
-        S->direct = !task->args.in_place && (root < 0 || root == sh->me);
         task->phase = PH_GATHER;
     }
     do {
