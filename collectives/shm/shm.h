@@ -36,6 +36,7 @@
 #define RCOLL__SHM_FLAT_TOTAL (128 * 1024) /* more ranks: flat allreduce while p * bytes <= this */
 #define RCOLL__SHM_SLICE     (128 * 1024) /* default pipeline slice per rank */
 #define RCOLL__SHM_CHUNK_MAX (512 * 1024) /* slices shrink to keep a chunk <= this */
+#define RCOLL__SHM_BC_PIECE  (64 * 1024) /* medium bcast pipeline chunk (shm_bcast.c) */
 #define RCOLL__SHM_NAME_MAX  48
 
 /* Diagnostic steps (task->wait_step) of the shm algorithms. */
@@ -70,6 +71,15 @@ typedef struct rcoll__shm {
     size_t    size;
     size_t    rank_stride, slot_stride, small_max, slice, chunk;
     int       nbuf;
+    size_t    bc_piece;   /* a medium bcast's chunk (RCOLL__SHM_BC_PIECE) */
+    /* How the pipeline buffers are cut up now: the pipelined collectives
+     * use nbuf input pieces of one chunk each, a medium bcast ring pieces of
+     * bc_piece over the inputs and results (rcoll__shm_pipe_start); fence:
+     * every chunk id up to it must be through everywhere before a piece is
+     * rewritten (set when the cut changes: a new piece may overlap any
+     * earlier one). */
+    size_t    piece;
+    uint64_t  ring, fence;
     int       setup_next;    /* set-up: peers whose message is posted */
     int       unlinked;
     char      name[RCOLL__SHM_NAME_MAX];   /* also the set-up message */
@@ -120,6 +130,12 @@ void rcoll__shm_abort(rcoll_task_t *task);
 /* 1 when every rank has finished collective k - 2, so this rank may
  * overwrite its slot k & 1; else 0 with task->wait_peer set. */
 int rcoll__shm_slots_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t k);
+
+/* Before a pipelined collective of nchunks chunks moved through input
+ * pieces of `piece` bytes (sh->chunk, or less for a medium bcast): cut the
+ * input buffers into pieces of that size (fencing off every earlier chunk
+ * if the cut changes) and return the id of its first chunk. */
+uint64_t rcoll__shm_pipe_start(rcoll__shm_t *sh, size_t piece, size_t nchunks);
 
 /* After a pipelined collective whose last chunk id is g: raise all of this
  * rank's chunk flags to g (the rank is done with every buffer up to g). */
@@ -214,16 +230,23 @@ static inline char *rcoll__shm_slot_data(const rcoll__shm_t *sh, int r, uint64_t
            (n <= RCOLL__SHM_INLINE ? sizeof(uint64_t) : RCOLL__SHM_LINE);
 }
 
+/* Where a region's pipeline buffers (inputs, then results) begin. */
+static inline size_t rcoll__shm_pipe_offset(const rcoll__shm_t *sh)
+{
+    return sizeof(rcoll__shm_ctl_t) + 2 * sh->slot_stride;
+}
+
+/* Chunk g's input piece: g mod ring of the pieces the input buffers are cut
+ * into now (nbuf chunks, unless a medium bcast cut them smaller). */
 static inline char *rcoll__shm_in(const rcoll__shm_t *sh, int r, uint64_t g)
 {
-    return rcoll__shm_region(sh, r) + sizeof(rcoll__shm_ctl_t) + 2 * sh->slot_stride +
-           (size_t)(g % (uint64_t)sh->nbuf) * sh->chunk;
+    return rcoll__shm_region(sh, r) + rcoll__shm_pipe_offset(sh) + (size_t)(g % sh->ring) * sh->piece;
 }
 
 static inline char *rcoll__shm_res(const rcoll__shm_t *sh, int r, uint64_t g)
 {
-    return rcoll__shm_region(sh, r) + sizeof(rcoll__shm_ctl_t) + 2 * sh->slot_stride +
-           (size_t)sh->nbuf * sh->chunk + (size_t)(g % (uint64_t)sh->nbuf) * sh->slice;
+    return rcoll__shm_region(sh, r) + rcoll__shm_pipe_offset(sh) + (size_t)sh->nbuf * sh->chunk +
+           (size_t)(g % (uint64_t)sh->nbuf) * sh->slice;
 }
 
 /* ---- flags ---- */
@@ -246,11 +269,12 @@ static inline int rcoll__shm_flag_ge(const rcoll__shm_flag_t *f, uint64_t *cache
     return v >= want;
 }
 
-/* Chunk g may be written into buffers last used by chunk g - nbuf once the
- * flag says that chunk is through. */
+/* Chunk g may be written into buffers last used by chunk g - ring once the
+ * flag says that chunk (and the fence, see rcoll__shm_pipe_start) is through. */
 static inline uint64_t rcoll__shm_reuse_id(const rcoll__shm_t *sh, uint64_t g)
 {
-    return g > (uint64_t)sh->nbuf ? g - (uint64_t)sh->nbuf : 0;
+    uint64_t id = g > sh->ring ? g - sh->ring : 0;
+    return id > sh->fence ? id : sh->fence;
 }
 
 static inline void rcoll__shm_waiting(rcoll_task_t *task, int peer, uint32_t step)

@@ -120,8 +120,7 @@ static rcoll_status_t ag_large(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
     if (task->phase == 0) {
         S->chunk = sh->chunk;
         S->nchunks = (n + S->chunk - 1) / S->chunk;
-        S->g0 = sh->chunk_next;
-        sh->chunk_next += S->nchunks;
+        S->g0 = rcoll__shm_pipe_start(sh, S->chunk, S->nchunks);
         task->phase = 1;
     }
     do {

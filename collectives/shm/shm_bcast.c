@@ -89,16 +89,14 @@ static int leaf_chunk(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
     return 1;
 }
 
-/* Pipeline chunk: 64 KiB up to 512 KiB, so that a medium bcast runs
- * through at least a few chunks (10% faster at 128-512 KiB than one
- * p x slice chunk, A/B 2026-11-29); larger ones use whole chunks, whose
- * fewer flag round trips win there (3-4% at 1-4 MiB). */
-#define BC_CHUNK_MEDIUM (64 * 1024)
-
+/* Pipeline chunk: sh->bc_piece (64 KiB) up to 8 pieces (512 KiB), so that a
+ * medium bcast runs through at least a few chunks (10% faster at 128-512
+ * KiB than one p x slice chunk, A/B 2026-11-29); larger ones use whole
+ * chunks, whose fewer flag round trips win there (3-4% at 1-4 MiB). */
 static size_t bc_chunk(const rcoll__shm_t *sh, size_t n)
 {
-    if (n <= 8 * BC_CHUNK_MEDIUM && sh->chunk > BC_CHUNK_MEDIUM) {
-        return BC_CHUNK_MEDIUM;
+    if (n <= 8 * sh->bc_piece && sh->chunk > sh->bc_piece) {
+        return sh->bc_piece;
     }
     return sh->chunk;
 }
@@ -111,8 +109,7 @@ static rcoll_status_t bc_large(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
     if (task->phase == 0) {
         S->chunk = bc_chunk(sh, n);
         S->nchunks = (n + S->chunk - 1) / S->chunk;
-        S->g0 = sh->chunk_next;
-        sh->chunk_next += S->nchunks;
+        S->g0 = rcoll__shm_pipe_start(sh, S->chunk, S->nchunks);
         task->phase = 1;
     }
     while (S->c < S->nchunks && (is_root ? root_chunk(task, S, n) : leaf_chunk(task, S, n))) {

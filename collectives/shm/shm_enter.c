@@ -316,6 +316,20 @@ int rcoll__shm_slots_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t k)
     return 1;
 }
 
+uint64_t rcoll__shm_pipe_start(rcoll__shm_t *sh, size_t piece, size_t nchunks)
+{
+    if (piece != sh->piece) {
+        sh->fence = sh->chunk_next - 1;
+        sh->piece = piece;
+        /* smaller pieces run on over the result buffers, which follow */
+        sh->ring = piece == sh->chunk ? (uint64_t)sh->nbuf
+                                      : (uint64_t)((size_t)sh->nbuf * (sh->chunk + sh->slice) / piece);
+    }
+    uint64_t g0 = sh->chunk_next;
+    sh->chunk_next += nchunks;
+    return g0;
+}
+
 void rcoll__shm_pipe_finish(rcoll__shm_t *sh, uint64_t g)
 {
     rcoll__shm_ctl_t *c = rcoll__shm_ctl(sh, sh->me);

@@ -209,8 +209,7 @@ static rcoll_status_t ar_large(rcoll_task_t *task, ar_shm_state_t *S, int root)
         S->chunk = sh->chunk;
         size_t per = S->chunk / es;
         S->nchunks = (task->args.count + per - 1) / per;
-        S->g0 = sh->chunk_next;
-        sh->chunk_next += S->nchunks;
+        S->g0 = rcoll__shm_pipe_start(sh, S->chunk, S->nchunks);
         S->root = root;
         task->phase = PH_GATHER;
     }

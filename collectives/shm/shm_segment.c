@@ -94,6 +94,9 @@ static void geometry_from(rcoll__shm_t *sh, const shm_header_t *h)
     sh->slice = h->slice;
     sh->chunk = h->chunk;
     sh->nbuf = h->nbuf;
+    sh->bc_piece = RCOLL__SHM_BC_PIECE;
+    sh->piece = sh->chunk;
+    sh->ring = (uint64_t)sh->nbuf;
 }
 
 static void geometry_to(shm_header_t *h, const rcoll__shm_t *sh)
@@ -125,6 +128,9 @@ void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbu
     sh->slice = slice;
     sh->chunk = slice * (size_t)p;
     sh->nbuf = nbuf < 2 ? 2 : nbuf;
+    sh->bc_piece = RCOLL__SHM_BC_PIECE;
+    sh->piece = sh->chunk;
+    sh->ring = (uint64_t)sh->nbuf;
     sh->rank_stride = round_up(sizeof(rcoll__shm_ctl_t) + 2 * sh->slot_stride +
                                (size_t)sh->nbuf * (sh->chunk + sh->slice), 4096);
     sh->size = 4096 + (size_t)p * sh->rank_stride;

@@ -225,6 +225,10 @@ static void run_world(int p, uint64_t seed, int bias)
         sh[r] = rcoll__shm_new(&f->comm);
         assert_non_null(sh[r]);
         rcoll__shm_layout(sh[r], 256, 4096, 2);    /* small pieces: many chunks */
+        /* medium bcasts cut the buffers into pieces smaller than a chunk
+         * (1 KiB, ring of 8 (p + 1)), so that switching between the two
+         * cuts (the fence) happens often */
+        sh[r]->bc_piece = 1024;
     }
     seg = aligned_alloc(4096, sh[0]->size);
     assert_non_null(seg);
