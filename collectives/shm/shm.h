@@ -85,6 +85,7 @@ typedef struct rcoll__shm {
     char      name[RCOLL__SHM_NAME_MAX];   /* also the set-up message */
     uint8_t   my_ok, verdict;               /* set-up: attached here; all attached */
     uint8_t  *peer_ok;                      /* rank 0: each rank's my_ok */
+    uint8_t  *pipe_faulted;                 /* rcoll__shm_fault_in_pipe done, per rank */
     /* last values read of each rank's flags (they only grow) */
     uint64_t *fin, *in_ready, *res_ready, *out_done;
 } rcoll__shm_t;
@@ -96,6 +97,10 @@ typedef struct rcoll__shm {
 rcoll_status_t rcoll__shm_segment_create(rcoll_comm_t *comm, rcoll__shm_t *sh);
 /* Others: map the segment named sh->name and take its geometry. */
 rcoll_status_t rcoll__shm_segment_attach(rcoll_comm_t *comm, rcoll__shm_t *sh);
+/* Fault in rank r's pipeline buffers once (see shm_segment.c): this
+ * rank's own by writing them (before it first publishes a chunk), a bcast
+ * root's by reading them. */
+void rcoll__shm_fault_in_pipe(rcoll__shm_t *sh, int r);
 /* Unmap (and on rank 0 unlink, if nobody has yet). */
 void rcoll__shm_segment_drop(rcoll__shm_t *sh);
 /* comm->shm_free: drop the segment and free the state. */

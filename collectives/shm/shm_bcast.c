@@ -110,6 +110,9 @@ static rcoll_status_t bc_large(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
         S->chunk = bc_chunk(sh, n);
         S->nchunks = (n + S->chunk - 1) / S->chunk;
         S->g0 = rcoll__shm_pipe_start(sh, S->chunk, S->nchunks);
+        if (S->chunk < sh->chunk) {
+            rcoll__shm_fault_in_pipe(sh, task->args.root);   /* the ring reads all of it */
+        }
         task->phase = 1;
     }
     while (S->c < S->nchunks && (is_root ? root_chunk(task, S, n) : leaf_chunk(task, S, n))) {

@@ -318,6 +318,7 @@ int rcoll__shm_slots_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t k)
 
 uint64_t rcoll__shm_pipe_start(rcoll__shm_t *sh, size_t piece, size_t nchunks)
 {
+    rcoll__shm_fault_in_pipe(sh, sh->me);
     if (piece != sh->piece) {
         sh->fence = sh->chunk_next - 1;
         sh->piece = piece;

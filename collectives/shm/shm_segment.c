@@ -68,7 +68,7 @@ void rcoll__shm_free(rcoll_comm_t *comm)
 rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
 {
     rcoll__shm_t *sh = calloc(1, sizeof(*sh));
-    uint64_t *flags = calloc(5 * (size_t)comm->size, sizeof(uint64_t));
+    uint64_t *flags = calloc(6 * (size_t)comm->size, sizeof(uint64_t));
     if (sh == NULL || flags == NULL) {
         free(sh);
         free(flags);
@@ -82,6 +82,7 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     sh->res_ready = flags + 2 * (size_t)comm->size;
     sh->out_done = flags + 3 * (size_t)comm->size;
     sh->peer_ok = (uint8_t *)(flags + 4 * (size_t)comm->size);
+    sh->pipe_faulted = (uint8_t *)(flags + 5 * (size_t)comm->size);
     return sh;
 }
 
@@ -134,6 +135,48 @@ void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbu
     sh->rank_stride = round_up(sizeof(rcoll__shm_ctl_t) + 2 * sh->slot_stride +
                                (size_t)sh->nbuf * (sh->chunk + sh->slice), 4096);
     sh->size = 4096 + (size_t)p * sh->rank_stride;
+}
+
+/*
+ * The first store to, and each process's first load from, each page of the
+ * segment faults.  posix_fallocate reserves the pages but does not map
+ * them, and under a hypervisor that shadows the guest's page tables (this
+ * VM: PVM, Firecracker) each such fault costs 5-25 us per 4 KiB page,
+ * invisible to the guest's fault counters; MAP_POPULATE did not help (every
+ * access still paid, and the set-up took twice as long).  A medium bcast's
+ * ring goes round the whole pipeline area, so its first dozen calls paid
+ * 150-450 us each, and OSU-style warm-ups of 10 calls timed that.  Faulting
+ * the pages in one go, in the first call that will use them, keeps it out
+ * of the later ones:
+ *
+ * - a rank's own pipeline area, written once before its first pipelined
+ *   collective publishes anything in it (only its owner writes a region,
+ *   and nobody reads a pipeline buffer before its owner published a chunk
+ *   there);
+ * - a bcast root's pipeline area, read one byte per page by each reader of
+ *   its first medium bcast from that root (the ring reads all of it).
+ *
+ * Other readers stay lazy: an allreduce rank reads one slice of each
+ * chunk, and touching every peer's area up front would cost p x the area.
+ */
+void rcoll__shm_fault_in_pipe(rcoll__shm_t *sh, int r)
+{
+    char *area = rcoll__shm_region(sh, r) + rcoll__shm_pipe_offset(sh);
+    size_t len = sh->rank_stride - rcoll__shm_pipe_offset(sh);
+
+    if (sh->pipe_faulted[r]) {
+        return;
+    }
+    sh->pipe_faulted[r] = 1;
+    if (r == sh->me) {
+        memset(area, 0, len);
+        return;
+    }
+    uint8_t sum = 0;
+    for (size_t off = 0; off < len; off += 4096) {
+        sum += ((const volatile uint8_t *)area)[off];
+    }
+    (void)sum;
 }
 
 /* Rank 0: create, size and map a fresh segment; sh->name stays "" on failure. */
