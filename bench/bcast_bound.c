@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "two_cores.h"
+
 #define ROUNDS 2000
 #define WARMUP 200
 
@@ -39,32 +41,10 @@ typedef struct {
     double      t[2][ROUNDS];
 } shared_t;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(double), by_value);
     return v[n / 2];
-}
-
-static void pin(int cpu)
-{
-    cpu_set_t s;
-    CPU_ZERO(&s);
-    CPU_SET(cpu, &s);
-    if (sched_setaffinity(0, sizeof(s), &s) != 0)
-        perror("sched_setaffinity");
 }
 
 int main(int argc, char **argv)

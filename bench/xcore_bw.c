@@ -25,30 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "two_cores.h"
+
 #define REPS 50
 #define MAX_BYTES (16u << 20)
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void pin(int cpu)
-{
-    cpu_set_t s;
-    CPU_ZERO(&s);
-    CPU_SET(cpu, &s);
-    if (sched_setaffinity(0, sizeof(s), &s) != 0)
-        perror("sched_setaffinity");
-}
 
 struct shared {
     _Atomic int turn;     /* 0: writer fills, 1: reader copies, -1: stop */
@@ -78,9 +58,9 @@ int main(int argc, char **argv)
                 ;
             if (t < 0)
                 _exit(0);
-            double t0 = now();
+            double t0 = now_s();
             memset(sh->buf, ++v, sh->bytes);
-            sh->wtime = now() - t0;
+            sh->wtime = now_s() - t0;
             atomic_store(&sh->turn, 1);
         }
     }
@@ -93,21 +73,21 @@ int main(int argc, char **argv)
     for (size_t n = 4 << 10; n <= MAX_BYTES; n *= 2) {
         double tl[REPS], tx[REPS], tw[REPS];
         for (int r = 0; r < REPS; r++) {
-            double t0 = now();
+            double t0 = now_s();
             memcpy(dst, local, n);
-            tl[r] = now() - t0;
+            tl[r] = now_s() - t0;
             sh->bytes = n;
             atomic_store(&sh->turn, 0);
             while (atomic_load(&sh->turn) != 1)
                 ;
             tw[r] = sh->wtime;
-            t0 = now();
+            t0 = now_s();
             memcpy(dst, sh->buf, n);
-            tx[r] = now() - t0;
+            tx[r] = now_s() - t0;
         }
-        qsort(tl, REPS, sizeof(double), cmp);
-        qsort(tx, REPS, sizeof(double), cmp);
-        qsort(tw, REPS, sizeof(double), cmp);
+        qsort(tl, REPS, sizeof(double), by_value);
+        qsort(tx, REPS, sizeof(double), by_value);
+        qsort(tw, REPS, sizeof(double), by_value);
         printf("%-12zu %18.1f %22.1f %34.1f\n", n, n / tl[REPS / 2] / 1e9, n / tx[REPS / 2] / 1e9,
                n / tw[REPS / 2] / 1e9);
     }
