@@ -142,9 +142,17 @@ int rcoll__shm_slots_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t k);
  * if the cut changes) and return the id of its first chunk. */
 uint64_t rcoll__shm_pipe_start(rcoll__shm_t *sh, size_t piece, size_t nchunks);
 
-/* After a pipelined collective whose last chunk id is g: raise all of this
- * rank's chunk flags to g (the rank is done with every buffer up to g). */
-void rcoll__shm_pipe_finish(rcoll__shm_t *sh, uint64_t g);
+/* Chunk g (number c of its collective, for diagnostics) of len bytes from
+ * src into this rank's input piece, once every other rank is through the
+ * chunk that used the piece before, then raise in_ready to g.  0 (with
+ * task->wait_peer set) while some rank is not. */
+int rcoll__shm_put_chunk(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
+                         const void *src, size_t len);
+
+/* A pipelined collective whose last chunk id is g is complete here: raise
+ * all of this rank's chunk flags to g (it is done with every buffer up to
+ * g), then rcoll__shm_leave. */
+void rcoll__shm_pipe_leave(rcoll_task_t *task, rcoll__shm_op_t *op, uint64_t g);
 
 /* The cost model's verdict: INFINITY unless the shm path can run. */
 double rcoll__shm_cost(const rcoll_model_t *m, int nranks, int ppn, double bytes_moved);

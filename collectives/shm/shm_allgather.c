@@ -69,19 +69,11 @@ static rcoll_status_t ag_small(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
  * chunk that used the buffer before. */
 static int chunk_in(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
 {
-    rcoll__shm_t *sh = S->op.sh;
-    uint64_t g = S->g0 + S->ci, reuse = rcoll__shm_reuse_id(sh, g);
-    int me = sh->me;
-
-    for (int q = 0; q < sh->p; q++) {
-        if (q != me && !rcoll__shm_flag_ge(&rcoll__shm_ctl(sh, q)->out_done, &sh->out_done[q], reuse)) {
-            rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CHUNK + (uint32_t)S->ci);
-            return 0;
-        }
-    }
     size_t off = S->ci * S->chunk, len = n - off < S->chunk ? n - off : S->chunk;
-    memcpy(rcoll__shm_in(sh, me, g), (const char *)task->args.sendbuf + off, len);
-    rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->in_ready, &sh->in_ready[me], g);
+    if (!rcoll__shm_put_chunk(task, S->op.sh, S->g0 + S->ci, S->ci,
+                              (const char *)task->args.sendbuf + off, len)) {
+        return 0;
+    }
     S->ci++;
     return 1;
 }
@@ -140,8 +132,7 @@ static rcoll_status_t ag_large(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
         return RCOLL_INPROGRESS;
     }
     copy_own(task, n);      /* last: in place, sendbuf is this block of recvbuf */
-    rcoll__shm_pipe_finish(sh, S->g0 + S->nchunks - 1);
-    rcoll__shm_leave(task, &S->op);
+    rcoll__shm_pipe_leave(task, &S->op, S->g0 + S->nchunks - 1);
     return RCOLL_OK;
 }
 

@@ -55,19 +55,11 @@ static rcoll_status_t bc_small(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
  * out the chunk that used it before. */
 static int root_chunk(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
 {
-    rcoll__shm_t *sh = S->op.sh;
-    uint64_t g = S->g0 + S->c, reuse = rcoll__shm_reuse_id(sh, g);
-    int me = sh->me;
-
-    for (int q = 0; q < sh->p; q++) {
-        if (q != me && !rcoll__shm_flag_ge(&rcoll__shm_ctl(sh, q)->out_done, &sh->out_done[q], reuse)) {
-            rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CHUNK + (uint32_t)S->c);
-            return 0;
-        }
-    }
     size_t off = S->c * S->chunk, len = n - off < S->chunk ? n - off : S->chunk;
-    memcpy(rcoll__shm_in(sh, me, g), (const char *)task->args.recvbuf + off, len);
-    rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->in_ready, &sh->in_ready[me], g);
+    if (!rcoll__shm_put_chunk(task, S->op.sh, S->g0 + S->c, S->c,
+                              (const char *)task->args.recvbuf + off, len)) {
+        return 0;
+    }
     S->c++;
     return 1;
 }
@@ -124,8 +116,7 @@ static rcoll_status_t bc_large(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
         }
         return RCOLL_INPROGRESS;
     }
-    rcoll__shm_pipe_finish(sh, S->g0 + S->nchunks - 1);
-    rcoll__shm_leave(task, &S->op);
+    rcoll__shm_pipe_leave(task, &S->op, S->g0 + S->nchunks - 1);
     return RCOLL_OK;
 }
 

@@ -331,8 +331,26 @@ uint64_t rcoll__shm_pipe_start(rcoll__shm_t *sh, size_t piece, size_t nchunks)
     return g0;
 }
 
-void rcoll__shm_pipe_finish(rcoll__shm_t *sh, uint64_t g)
+int rcoll__shm_put_chunk(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
+                         const void *src, size_t len)
 {
+    uint64_t reuse = rcoll__shm_reuse_id(sh, g);
+    int me = sh->me;
+
+    for (int q = 0; q < sh->p; q++) {
+        if (q != me && !rcoll__shm_flag_ge(&rcoll__shm_ctl(sh, q)->out_done, &sh->out_done[q], reuse)) {
+            rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CHUNK + (uint32_t)c);
+            return 0;
+        }
+    }
+    memcpy(rcoll__shm_in(sh, me, g), src, len);
+    rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->in_ready, &sh->in_ready[me], g);
+    return 1;
+}
+
+void rcoll__shm_pipe_leave(rcoll_task_t *task, rcoll__shm_op_t *op, uint64_t g)
+{
+    rcoll__shm_t *sh = op->sh;
     rcoll__shm_ctl_t *c = rcoll__shm_ctl(sh, sh->me);
     int me = sh->me;
     if (sh->in_ready[me] < g) {
@@ -344,6 +362,7 @@ void rcoll__shm_pipe_finish(rcoll__shm_t *sh, uint64_t g)
     if (sh->out_done[me] < g) {
         rcoll__shm_publish(&c->out_done, &sh->out_done[me], g);
     }
+    rcoll__shm_leave(task, op);
 }
 
 /* Nominal figures for this path on one node: a flag round trip between

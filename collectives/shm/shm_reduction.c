@@ -232,8 +232,7 @@ static rcoll_status_t ar_large(rcoll_task_t *task, ar_shm_state_t *S, int root)
         }
         return RCOLL_INPROGRESS;
     }
-    rcoll__shm_pipe_finish(sh, S->g0 + S->nchunks - 1);
-    rcoll__shm_leave(task, &S->op);
+    rcoll__shm_pipe_leave(task, &S->op, S->g0 + S->nchunks - 1);
     return RCOLL_OK;
 }
 

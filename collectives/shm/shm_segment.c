@@ -86,6 +86,15 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     return sh;
 }
 
+/* The pipeline buffers start cut into nbuf whole chunks (rcoll__shm_pipe_start
+ * recuts them for a medium bcast). */
+static void cut_whole_chunks(rcoll__shm_t *sh)
+{
+    sh->bc_piece = RCOLL__SHM_BC_PIECE;
+    sh->piece = sh->chunk;
+    sh->ring = (uint64_t)sh->nbuf;
+}
+
 static void geometry_from(rcoll__shm_t *sh, const shm_header_t *h)
 {
     sh->size = h->size;
@@ -95,9 +104,7 @@ static void geometry_from(rcoll__shm_t *sh, const shm_header_t *h)
     sh->slice = h->slice;
     sh->chunk = h->chunk;
     sh->nbuf = h->nbuf;
-    sh->bc_piece = RCOLL__SHM_BC_PIECE;
-    sh->piece = sh->chunk;
-    sh->ring = (uint64_t)sh->nbuf;
+    cut_whole_chunks(sh);
 }
 
 static void geometry_to(shm_header_t *h, const rcoll__shm_t *sh)
@@ -129,9 +136,7 @@ void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbu
     sh->slice = slice;
     sh->chunk = slice * (size_t)p;
     sh->nbuf = nbuf < 2 ? 2 : nbuf;
-    sh->bc_piece = RCOLL__SHM_BC_PIECE;
-    sh->piece = sh->chunk;
-    sh->ring = (uint64_t)sh->nbuf;
+    cut_whole_chunks(sh);
     sh->rank_stride = round_up(sizeof(rcoll__shm_ctl_t) + 2 * sh->slot_stride +
                                (size_t)sh->nbuf * (sh->chunk + sh->slice), 4096);
     sh->size = 4096 + (size_t)p * sh->rank_stride;
