@@ -49,7 +49,7 @@ RCOLL_API rcoll_status_t rcoll_config_set(rcoll_context_t *ctx, const char *name
         }
     }
     ctx->config = next;
-    ctx->config_gen++;      /* the selector's cached choices may no longer hold */
+    ctx->config.gen++;      /* the selector's cached choices may no longer hold */
     if (e->type == RCOLL_CONFIG_LOGLEVEL) {
         rcoll_log_set_level(ctx->config.log_level);
     }

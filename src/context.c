@@ -13,7 +13,6 @@
 #include <string.h>
 #include "core.h"
 #include "bootstrap.h"
-#include "selector.h"
 #include "wire.h"
 #include "verbs/verbs.h"
 

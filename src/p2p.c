@@ -182,7 +182,7 @@ static rcoll_p2p_op_t *new_op(rcoll_task_t *task, rcoll_p2p_kind_t kind, int pee
         *st = ctx->peer_failed[wpeer];
         return NULL;
     }
-    rcoll_p2p_op_t *op = &task->ops[task->nops++];
+    rcoll_p2p_op_t *op = &rcoll_task_ops(task)[task->nops++];
     memset(op, 0, sizeof(*op));
     rcoll_list_init(&op->link);
     op->task = task;
@@ -435,7 +435,7 @@ void rcoll_p2p_peer_error_cb(void *arg, int peer, rcoll_status_t st, const char 
 void rcoll_p2p_cancel_task(rcoll_task_t *task)
 {
     for (int i = 0; i < task->nops; i++) {
-        rcoll_p2p_op_t *op = &task->ops[i];
+        rcoll_p2p_op_t *op = &rcoll_task_ops(task)[i];
         if (op->state == RCOLL_P2P_POSTED || op->state == RCOLL_P2P_WAIT_RTR ||
             op->state == RCOLL_P2P_WAIT_FIN) {
             rcoll_list_del(&op->link);
@@ -455,8 +455,8 @@ void rcoll_p2p_cleanup(rcoll_context_t *ctx)
 const rcoll_p2p_op_t *rcoll_task_first_pending(const rcoll_task_t *task)
 {
     for (int i = 0; i < task->nops; i++) {
-        if (task->ops[i].state != RCOLL_P2P_DONE) {
-            return &task->ops[i];
+        if (rcoll_task_ops_const(task)[i].state != RCOLL_P2P_DONE) {
+            return &rcoll_task_ops_const(task)[i];
         }
     }
     return NULL;

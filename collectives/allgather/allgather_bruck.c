@@ -7,7 +7,7 @@
  * positions d.., then finally rotates the scratch into the receive buffer.
  */
 #include <string.h>
-#include "core.h"
+#include "coll.h"
 #include "allgather_ranks.h"
 #include "selector_cost.h"
 

@@ -11,7 +11,7 @@
  * doubling with one message per round.
  */
 #include <string.h>
-#include "core.h"
+#include "coll.h"
 #include "allgather_ranks.h"
 #include "selector_cost.h"
 

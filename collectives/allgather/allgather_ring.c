@@ -5,7 +5,7 @@
  * block j - s - 1 from j - 1 (mod p), straight into the receive buffer.
  */
 #include <string.h>
-#include "core.h"
+#include "coll.h"
 #include "allgather_ranks.h"
 #include "selector_cost.h"
 

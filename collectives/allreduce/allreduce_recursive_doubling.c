@@ -12,7 +12,7 @@
  * n·gamma for the fold when p is not a power of two.
  */
 #include <string.h>
-#include "core.h"
+#include "coll.h"
 #include "reduce.h"
 #include "reduction_engine.h"
 

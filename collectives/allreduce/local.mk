@@ -1,7 +1,7 @@
-# allreduce algorithms: librcoll_la_SOURCES += collectives/allreduce/allreduce_<algorithm>.c
+# allreduce algorithms: librcoll_coll_la_SOURCES += collectives/allreduce/allreduce_<algorithm>.c
 # reduction_math.c / reduction_engine.c are shared by allreduce, reduce and
 # reduce_scatter (rank arithmetic; ring, binomial reduce and bcast engines).
-librcoll_la_SOURCES += \
+librcoll_coll_la_SOURCES += \
     collectives/allreduce/allreduce.c \
     collectives/allreduce/allreduce_recursive_doubling.c \
     collectives/allreduce/allreduce_ring.c \

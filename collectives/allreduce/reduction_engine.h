@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "core.h"
+#include "coll.h"
 #include "reduction_math.h"
 
 /* Post a send / receive of len bytes unless len is 0. */

@@ -2,7 +2,7 @@
  * barrier_dissemination.c - dissemination barrier (Hensgen, Finkel, Manber):
  * ceil(log2 p) rounds of zero-byte messages, any p.
  */
-#include "core.h"
+#include "coll.h"
 #include "barrier_ranks.h"
 #include "selector_cost.h"
 

@@ -5,7 +5,7 @@
  * from vr - lowbit(vr), then forwards it to vr + m for each power of two
  * m < lowbit(vr) (vr + m < p), largest subtree first.  ceil(log2 p) rounds.
  */
-#include "core.h"
+#include "coll.h"
 #include "bcast_ranks.h"
 #include "selector_cost.h"
 

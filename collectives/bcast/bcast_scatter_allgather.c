@@ -10,7 +10,7 @@
  * vr-1 (mod p).  The root already has every block, so nobody sends to it.
  * Empty blocks (n < p) are skipped by sender and receiver alike.
  */
-#include "core.h"
+#include "coll.h"
 #include "bcast_ranks.h"
 #include "selector_cost.h"
 

@@ -11,7 +11,7 @@
  * alpha + n·beta + n·gamma for the fold.
  */
 #include <string.h>
-#include "core.h"
+#include "coll.h"
 #include "reduce.h"
 #include "allreduce/reduction_engine.h"
 

@@ -13,7 +13,7 @@
  * (p2-1)/p2·n·gamma, plus 2 alpha + (n + b)·beta + n·gamma for the fold.
  */
 #include <string.h>
-#include "core.h"
+#include "coll.h"
 #include "reduce.h"
 #include "allreduce/reduction_engine.h"
 

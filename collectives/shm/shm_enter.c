@@ -163,12 +163,12 @@ static const char *forced_alg(const rcoll_config_t *cfg, rcoll_coll_type_t coll)
  * would choose without shm (the same on every rank). */
 static rcoll_status_t fall_back(rcoll_task_t *task)
 {
-    rcoll_context_t *ctx = task->ctx;
+    const rcoll_config_t *cfg = rcoll_task_config(task);
     const char *coll = rcoll_coll_name(task->args.type);
     rcoll_model_t m;
     size_t bytes = 0;
 
-    if (strcmp(forced_alg(&ctx->config, task->args.type), "shm") == 0) {
+    if (strcmp(forced_alg(cfg, task->args.type), "shm") == 0) {
         rcoll_error("%s algorithm shm: not supported: communicator 0x%llx has no shared-memory "
                     "segment (see the warnings above)", coll, (unsigned long long)task->comm->id);
         return RCOLL_ERR_NOT_SUPPORTED;
@@ -176,7 +176,7 @@ static rcoll_status_t fall_back(rcoll_task_t *task)
     if (task->args.type != RCOLL_COLL_BARRIER) {
         bytes = task->args.count * rcoll_datatype_size(task->args.dtype);
     }
-    rcoll_selector_model_for(ctx, &m);
+    rcoll_selector_model_for(task->ctx, &m);
     m.shm = 0;
     const rcoll_alg_t *alg = rcoll_select_by_cost(task->args.type, &m, bytes, task->comm->size,
                                                   task->comm->size);
@@ -201,7 +201,7 @@ static rcoll_status_t check_usable(rcoll_task_t *task)
         rcoll_error("%s algorithm shm: not supported on communicator 0x%llx: only %d of its %d "
                     "ranks are on this node (%s); it needs every rank on one node, so do not "
                     "force it here (RCOLL_*_ALGORITHM)", coll, (unsigned long long)comm->id,
-                    comm->local_size, comm->size, comm->ctx->hostname);
+                    comm->local_size, comm->size, rcoll_ctx_hostname(comm->ctx));
         return RCOLL_ERR_NOT_SUPPORTED;
     }
     /* RCOLL_SHM=0 keeps the selector from choosing shm; a forced choice wins. */
@@ -220,16 +220,15 @@ rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op)
             if ((st = check_usable(task)) != RCOLL_OK) {
                 return st;
             }
-            if (comm->shm == NULL) {
-                comm->shm = rcoll__shm_new(comm);
-                if (comm->shm == NULL) {
+            if (rcoll_coll_comm(comm)->shm == NULL) {
+                rcoll_coll_comm(comm)->shm = rcoll__shm_new(comm);
+                if (rcoll_coll_comm(comm)->shm == NULL) {
                     rcoll_error("shm: out of memory for the state of communicator 0x%llx",
                                 (unsigned long long)comm->id);
                     return RCOLL_ERR_NO_MEMORY;
                 }
-                comm->shm_free = rcoll__shm_free;
             }
-            sh = op->sh = comm->shm;
+            sh = op->sh = rcoll_coll_comm(comm)->shm;
             op->k = ++sh->next_op;
             op->stage = ST_SETUP;
             break;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "core.h"
 #include "shm/shm.h"
 #include "selector.h"
 
@@ -236,7 +237,7 @@ static void run_world(int p, uint64_t seed, int bias)
     for (int r = 0; r < p; r++) {
         sh[r]->base = seg;
         sh[r]->state = RCOLL__SHM_READY;
-        fr[r].comm.shm = sh[r];
+        rcoll_coll_comm(&fr[r].comm)->shm = sh[r];
     }
     make_script(script, p, sh[0]->chunk / 4, sh[0]->small_max / 4);
     maxcount = 0;
@@ -444,7 +445,7 @@ static void test_not_supported(void **state)
         t->args.count = 1;
         t->args.dtype = RCOLL_INT32;
         assert_int_equal(algs[i]->progress(t), RCOLL_ERR_NOT_SUPPORTED);
-        assert_null(comm.shm);
+        assert_null(rcoll_coll_comm(&comm)->shm);
     }
     free(t);
     free(ctx);
