@@ -138,6 +138,8 @@ struct rcoll_comm {
  * per-collective path needs no indirection: algorithms never touch it.
  * The op slots follow the task in the core's allocation (src/core.h). */
 struct rcoll_request {
+    rcoll_list_t       link;           /* the core's: ctx->active or ctx->zombies; first, so
+                                        * that finding the task from it costs nothing */
     /* the algorithm's */
     rcoll_coll_args_t  args;
     rcoll_comm_t      *comm;
@@ -152,12 +154,11 @@ struct rcoll_request {
      * a wait finds nothing to do, notes the time it last saw it change, so
      * the hot path reads no clock. */
     unsigned           progress_count;
-    /* the core's */
-    rcoll_list_t       link;           /* ctx->active or ctx->zombies */
+    /* the core's (in this order: no padding, the struct is cleared per post) */
     rcoll_status_t     status;         /* RCOLL_INPROGRESS until done */
+    double             last_progress;  /* when the check last saw progress; 0: not yet */
     int                done;
     unsigned           progress_seen;
-    double             last_progress;  /* when the check last saw progress; 0: not yet */
     rcoll_status_t     op_error;       /* first failed op's status */
     int                zombie;         /* failed; freed when the transport lets go */
     int                nops;           /* ops posted since the last completed test */
