@@ -8,7 +8,19 @@
 #ifndef CHECK_SUITES_H
 #define CHECK_SUITES_H
 
+#include <stdio.h>
 #include "rcoll.h"
+
+/* coll_cases.c: every collective x algorithm x dtype x op x count ... */
+typedef struct {
+    int         quick, verbose;
+    const char *coll_list, *alg_list, *count_list;   /* NULL: all */
+} coll_check_opts_t;
+
+int  coll_check_run(rcoll_context_t *ctx, const coll_check_opts_t *opt);
+/* 1 if name is one of the collectives --coll takes; print them all. */
+int  coll_check_known(const char *name);
+void coll_check_print_names(FILE *out);
 
 /* comm_cases.c: split, dup, concurrent collectives on several communicators. */
 int comm_check_run(rcoll_context_t *ctx, int verbose);

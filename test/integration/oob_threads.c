@@ -1,8 +1,8 @@
 /*
  * oob_threads - N threads in one process, each with its own context made by
  * rcoll_init_oob over an in-process all-gather (a pthread barrier and a
- * shared buffer), run the integration checks (check_suites.h) as if they
- * were N processes under a launcher.  This proves that contexts share no
+ * shared buffer), run the integration checks (check_suites.h: coll_check's
+ * and comm_check's cases) as if they were N processes under a launcher.  This proves that contexts share no
  * mutable state: each thread's selector, log and configuration are its own.
  *
  *   oob_threads [--threads N] [--nodes K] [--quick] [-v]
@@ -103,6 +103,8 @@ static void *thread_main(void *arg)
                 rcoll_context_size(ctx), rcoll_context_local_size(ctx), t->rank, n, want_local);
         fails++;
     }
+    coll_check_opts_t copt = { .quick = t->quick, .verbose = t->verbose };
+    fails += coll_check_run(ctx, &copt) != 0;
     fails += comm_check_run(ctx, t->verbose) != 0;
     st = rcoll_finalize(ctx);
     if (st != RCOLL_OK) {
