@@ -17,7 +17,6 @@
 #include "bootstrap.h"
 #include "selector.h"
 #include "wire.h"
-#include "verbs/verbs.h"
 
 /*
  * The blob: addr_hdr_t, node_len bytes of node name, then for each
@@ -65,7 +64,8 @@ static rcoll_status_t open_one(rcoll_context_t *ctx, const char *name, int prefe
         return RCOLL_ERR_NOT_SUPPORTED;
     }
     rcoll_tl_params_t params = {
-        .rank = ctx->rank, .size = ctx->size, .node_of = ctx->node_of, .config = &ctx->config,
+        .rank = ctx->rank, .size = ctx->size, .hdr_size = RCOLL_WIRE_HDR_SIZE,
+        .node_of = ctx->node_of, .config = &ctx->config,
         .cb = { .arg = ctx, .recv = rcoll_p2p_recv_cb, .peer_error = rcoll_p2p_peer_error_cb },
     };
     if (quiet) {
@@ -96,9 +96,11 @@ static rcoll_status_t open_one(rcoll_context_t *ctx, const char *name, int prefe
 }
 
 /*
- * RCOLL_TRANSPORT=ucx or verbs: that one for every peer.  auto: UCX, plus
- * raw verbs for peers on other nodes when the device is iWARP (UCX has no
- * iWARP support), or raw verbs alone when UCX cannot start.
+ * RCOLL_TRANSPORT=ucx or verbs: that one for every peer.  auto: the first
+ * backend (UCX) for every peer, plus each later one whose probe finds a
+ * device it should serve remote peers with (raw verbs on iWARP, which UCX
+ * cannot drive); or, when the first cannot start, the first later one that
+ * found a device.  The first is opened quietly when an alternative exists.
  */
 static rcoll_status_t open_transports(rcoll_context_t *ctx)
 {
@@ -106,15 +108,33 @@ static rcoll_status_t open_transports(rcoll_context_t *ctx)
     if (strcmp(want, "auto") != 0) {
         return open_one(ctx, want, 0, 0);
     }
-    char why[160];
-    int have_verbs = rcoll_verbs_available(&ctx->config, why, sizeof(why));
-    rcoll_status_t st = open_one(ctx, "ucx", 0, have_verbs);
-    if (st != RCOLL_OK && !have_verbs) {
+    const rcoll_tl_ops_t *const *b = rcoll_tl_backends;
+    rcoll_tl_probe_t pr[4];
+    int nb = 0, have_alt = 0;
+    for (; b[nb] != NULL && nb < 4; nb++) {
+        memset(&pr[nb], 0, sizeof(pr[nb]));
+        if (nb > 0 && b[nb]->probe != NULL) {
+            b[nb]->probe(&ctx->config, &pr[nb]);
+            have_alt |= pr[nb].available;
+        }
+    }
+    rcoll_status_t st = open_one(ctx, b[0]->name, 0, have_alt);
+    if (st != RCOLL_OK && !have_alt) {
         return st;
     }
-    if (have_verbs && (st != RCOLL_OK || rcoll_verbs_is_iwarp(&ctx->config))) {
-        rcoll_info("opening raw verbs on %s%s", why, st != RCOLL_OK ? " (UCX did not start)" : "");
-        return open_one(ctx, "verbs", 1, 0);
+    for (int i = 1; i < nb; i++) {
+        if (!pr[i].available || (st == RCOLL_OK && !pr[i].prefer_remote)) {
+            continue;
+        }
+        rcoll_info("opening %s on %s%s%s", b[i]->name, pr[i].reason,
+                   st != RCOLL_OK ? ": " : "", st != RCOLL_OK ? "the first transport did not start" : "");
+        rcoll_status_t s2 = open_one(ctx, b[i]->name, 1, 0);
+        if (st != RCOLL_OK) {
+            return s2;       /* the replacement, or its failure */
+        }
+        if (s2 != RCOLL_OK) {
+            return s2;
+        }
     }
     return RCOLL_OK;
 }

@@ -193,11 +193,15 @@ void rcoll__reduce_f16_portable(void *dst, const void *a, const void *b, size_t 
 void rcoll__reduce_f16(void *dst, const void *a, const void *b, size_t count, rcoll_op_t op)
 {
 #ifdef HAVE_X86_DISPATCH
-    static int f16c = -1;
+    /* A fact about the CPU, computed once; relaxed atomics so that threads
+     * of several contexts may race to compute it (the same value) safely. */
+    static int f16c_cached = -1;
+    int f16c = __atomic_load_n(&f16c_cached, __ATOMIC_RELAXED);
 
     if (f16c < 0) {
         __builtin_cpu_init();
         f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+        __atomic_store_n(&f16c_cached, f16c, __ATOMIC_RELAXED);
     }
     if (f16c) {
         reduce_f16_f16c(dst, a, b, count, op);
