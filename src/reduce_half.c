@@ -193,16 +193,12 @@ void rcoll__reduce_f16_portable(void *dst, const void *a, const void *b, size_t 
 void rcoll__reduce_f16(void *dst, const void *a, const void *b, size_t count, rcoll_op_t op)
 {
 #ifdef HAVE_X86_DISPATCH
-    /* A fact about the CPU, computed once; relaxed atomics so that threads
-     * of several contexts may race to compute it (the same value) safely. */
-    static int f16c_cached = -1;
-    int f16c = __atomic_load_n(&f16c_cached, __ATOMIC_RELAXED);
+    /* No cache of our own (threads of several contexts get here): libgcc's
+     * __cpu_model is filled by its constructor, __builtin_cpu_init is an
+     * idempotent guard, and each test is a load. */
+    __builtin_cpu_init();
+    int f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
 
-    if (f16c < 0) {
-        __builtin_cpu_init();
-        f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
-        __atomic_store_n(&f16c_cached, f16c, __ATOMIC_RELAXED);
-    }
     if (f16c) {
         reduce_f16_f16c(dst, a, b, count, op);
         return;

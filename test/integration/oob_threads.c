@@ -5,7 +5,7 @@
  * and comm_check's cases) as if they were N processes under a launcher.  This proves that contexts share no
  * mutable state: each thread's selector, log and configuration are its own.
  *
- *   oob_threads [--threads N] [--nodes K] [--quick] [-v]
+ *   oob_threads [--threads N] [--nodes K] [--checks coll,comm] [--quick] [-v]
  *
  * Without --nodes it runs twice: once with node = NULL (all threads on the
  * host's node) and once with K = 2 node strings ("node0", "node1"), each
@@ -37,6 +37,7 @@ typedef struct {
 typedef struct {
     world_t    *w;
     int         rank, nodes, quick, verbose;
+    const char *checks;            /* "coll,comm" or a part */
     char        node[32];
     int         result;            /* 0 passed */
     int         after_init;        /* all-gathers seen after rcoll_init_oob returned */
@@ -104,8 +105,10 @@ static void *thread_main(void *arg)
         fails++;
     }
     coll_check_opts_t copt = { .quick = t->quick, .verbose = t->verbose };
-    fails += coll_check_run(ctx, &copt) != 0;
-    fails += comm_check_run(ctx, t->verbose) != 0;
+    if (check_list_has(t->checks, "coll"))
+        fails += coll_check_run(ctx, &copt) != 0;
+    if (check_list_has(t->checks, "comm"))
+        fails += comm_check_run(ctx, t->verbose) != 0;
     st = rcoll_finalize(ctx);
     if (st != RCOLL_OK) {
         fprintf(stderr, "FAIL oob_threads thread %d: rcoll_finalize: %s\n", t->rank,
@@ -122,14 +125,15 @@ static void *thread_main(void *arg)
 }
 
 /* N threads, one context each; 0 if every thread passed. */
-static int run_threads(int n, int nodes, int quick, int verbose)
+static int run_threads(int n, int nodes, const char *checks, int quick, int verbose)
 {
     world_t w = { .n = n };
     thread_t t[MAX_THREADS];
     pthread_t tid[MAX_THREADS];
     pthread_barrier_init(&w.bar, NULL, (unsigned)n);
     for (int i = 0; i < n; i++) {
-        t[i] = (thread_t){ .w = &w, .rank = i, .nodes = nodes, .quick = quick, .verbose = verbose };
+        t[i] = (thread_t){ .w = &w, .rank = i, .nodes = nodes, .checks = checks, .quick = quick,
+                           .verbose = verbose };
         if (pthread_create(&tid[i], NULL, thread_main, &t[i]) != 0) {
             fprintf(stderr, "FAIL oob_threads: pthread_create failed\n");
             _exit(1);
@@ -216,17 +220,21 @@ static int edge_checks(void)
 int main(int argc, char **argv)
 {
     int n = 4, nodes = -1, quick = 0, verbose = 0;
+    const char *checks = "coll,comm";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
             n = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--nodes") && i + 1 < argc) {
             nodes = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--checks") && i + 1 < argc) {
+            checks = argv[++i];
         } else if (!strcmp(argv[i], "--quick")) {
             quick = 1;
         } else if (!strcmp(argv[i], "-v")) {
             verbose = 1;
         } else {
-            fprintf(stderr, "usage: %s [--threads N] [--nodes K] [--quick] [-v]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--threads N] [--nodes K] [--checks coll,comm] [--quick] "
+                    "[-v]\n", argv[0]);
             return 2;
         }
     }
@@ -237,10 +245,10 @@ int main(int argc, char **argv)
     }
     int fails = edge_checks();
     if (nodes >= 0) {
-        fails += run_threads(n, nodes, quick, verbose);
+        fails += run_threads(n, nodes, checks, quick, verbose);
     } else {
-        fails += run_threads(n, 0, quick, verbose);
-        fails += run_threads(n, n >= 2 ? 2 : 1, quick, verbose);
+        fails += run_threads(n, 0, checks, quick, verbose);
+        fails += run_threads(n, n >= 2 ? 2 : 1, checks, quick, verbose);
     }
     printf("oob_threads: %s\n", fails ? "FAILED" : "all ok");
     return fails ? 1 : 0;
