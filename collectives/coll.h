@@ -228,6 +228,10 @@ const char *rcoll_ctx_hostname(const rcoll_context_t *ctx);
  * rank r; -1 when unknown. */
 int rcoll_comm_nnodes(const rcoll_comm_t *comm);
 int rcoll_comm_node(const rcoll_comm_t *comm, int r);
+/* A pointer the collectives own per context (the selector's caches): NULL
+ * when the context is made, never read by the core; rcoll_selector_fini
+ * releases what it points to before the context goes. */
+void **rcoll_ctx_coll_slot(rcoll_context_t *ctx);
 
 /* ---- what the collectives do for the core ---- */
 

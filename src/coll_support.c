@@ -28,3 +28,8 @@ int rcoll_comm_node(const rcoll_comm_t *comm, int r)
     }
     return ctx->node_of[comm->world_ranks[r]];
 }
+
+void **rcoll_ctx_coll_slot(rcoll_context_t *ctx)
+{
+    return &ctx->selector;
+}

@@ -11,6 +11,7 @@ librcoll_core_la_SOURCES = \
     src/config_api.c \
     src/context.c \
     src/bootstrap_pmix.c \
+    src/bootstrap_oob.c \
     src/comm.c \
     src/coll_support.c \
     src/datatype.c \

@@ -2,9 +2,7 @@
 # One file per object; verbs_int.h says which is which.
 noinst_LTLIBRARIES += librcoll_tl_verbs.la
 librcoll_la_LIBADD += librcoll_tl_verbs.la
-# -I src: only for wire.h in verbs_tl.c (RCOLL_WIRE_HDR_SIZE), a crossing
-# fixed on branch boot (the header size comes in rcoll_tl_params_t): drop it then.
-librcoll_tl_verbs_la_CPPFLAGS = $(RCOLL_TL_CPPFLAGS) -I$(top_srcdir)/src
+librcoll_tl_verbs_la_CPPFLAGS = $(RCOLL_TL_CPPFLAGS)
 librcoll_tl_verbs_la_CFLAGS = $(AM_CFLAGS) $(IBVERBS_CFLAGS) $(RDMACM_CFLAGS)
 librcoll_tl_verbs_la_SOURCES = \
     transports/verbs/verbs_tl.c \
