@@ -39,6 +39,8 @@ rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, in
     for (int i = 0; i < size; i++) {
         comm->local_size += ctx->node_of[world_ranks[i]] == ctx->node_of[ctx->rank];
     }
+    /* The creation-time properties (see core.h): the same on every member. */
+    comm->shm_usable = comm->local_size == size && ctx->config.shm;
     ctx->ncomms++;
     *out = comm;
     return RCOLL_OK;

@@ -106,7 +106,19 @@ struct rcoll_comm {
     uint32_t         next_child;       /* counter for ids of split/dup children */
     int              nactive;          /* requests not yet completed */
     int              is_world;
+    /* Properties fixed when the communicator is created (rcoll_comm_create)
+     * and never changed: every member derives them from data all members
+     * hold identically (the node of every world rank, exchanged at init, and
+     * RCOLL_SHM, an init-only setting that must be equal on all ranks), so
+     * all reach the same values without communicating.  The selector reads
+     * them; no algorithm is ever swapped for another mid-flight.
+     * shm_usable: every member is on one node and RCOLL_SHM=1, so the
+     * selector may choose the shm algorithms here (a forced shm needs only
+     * the one node).  The segment behind them is still set up lazily, by
+     * the first shm collective; if that fails, that collective and every
+     * later shm one on the communicator return the error (docs/shm.md). */
     int              local_size;       /* members on this rank's node */
+    int              shm_usable;
     /* State of an algorithm family kept for the communicator's lifetime
      * (e.g. the shared-memory segment); freed through shm_free. */
     void            *shm;
