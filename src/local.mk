@@ -8,6 +8,7 @@ librcoll_la_SOURCES += \
     src/context.c \
     src/bootstrap_pmix.c \
     src/comm.c \
+    src/comm_group.c \
     src/datatype.c \
     src/log.c \
     src/p2p.c \
