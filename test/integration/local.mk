@@ -7,7 +7,8 @@ INTEG_LDADD = librcoll.la -lm
 INTEG_LINKOPTS = -no-install
 
 noinst_PROGRAMS += test/integration/coll_check test/integration/comm_check \
-                   test/integration/nb_check test/integration/timeout_check
+                   test/integration/nb_check test/integration/timeout_check \
+                   test/integration/group_check
 test_integration_coll_check_SOURCES = test/integration/coll_check.c $(INTEG_COMMON)
 test_integration_coll_check_LDADD = $(INTEG_LDADD)
 test_integration_coll_check_LDFLAGS = $(INTEG_LINKOPTS)
@@ -20,4 +21,7 @@ test_integration_nb_check_LDFLAGS = $(INTEG_LINKOPTS)
 test_integration_timeout_check_SOURCES = test/integration/timeout_check.c $(INTEG_COMMON)
 test_integration_timeout_check_LDADD = $(INTEG_LDADD)
 test_integration_timeout_check_LDFLAGS = $(INTEG_LINKOPTS)
+test_integration_group_check_SOURCES = test/integration/group_check.c $(INTEG_COMMON)
+test_integration_group_check_LDADD = $(INTEG_LDADD)
+test_integration_group_check_LDFLAGS = $(INTEG_LINKOPTS)
 dist_noinst_SCRIPTS += test/integration/run.sh
