@@ -9,7 +9,8 @@
  * overlapping groups (windows {k, k+1, k+2}, tag per k) created in
  * ascending order on odd ranks and descending on even ones, repeated
  * creation and free, nested creation from a group communicator, groups
- * made next to split and dup, and invalid arguments.  Every group's members
+ * made next to split and dup, invalid arguments, and a creation whose first
+ * rank never calls (RCOLL_ERR_TIMEOUT).  Every group's members
  * and order are known locally, and every collective's data depends on the
  * world rank and a per-case salt, so a message that reached the wrong
  * communicator shows up as a wrong result (or an error), not as silence.
@@ -315,6 +316,30 @@ int main(int argc, char **argv)
         free_group(&sp);
         free_group(&g);
         free_group(&dp);
+    }
+
+    /* a deadline: rank 1 creates {0, 1} but rank 0 never calls, so rank 1
+     * fails with RCOLL_ERR_TIMEOUT (RCOLL_TIMEOUT set to 1 s here) */
+    if (wsize >= 2) {
+        const char *was = rcoll_config_get(ctx, "RCOLL_TIMEOUT");
+        char saved[64];
+        snprintf(saved, sizeof(saved), "%s", was ? was : "60");
+        if ((st = rcoll_config_set(ctx, "RCOLL_TIMEOUT", "1")) != RCOLL_OK) {
+            fatal("rcoll_config_set", st);
+        }
+        if (wrank == 1) {
+            int pair[2] = { 0, 1 };
+            rcoll_comm_t *nc = sentinel;
+            double t = check_now();
+            st = rcoll_comm_create_group(world, pair, 2, 77, &nc);
+            if (st != RCOLL_ERR_TIMEOUT || nc != sentinel || check_now() - t > 30) {
+                FAILF("creation without its first rank: returned %s after %.1f s, newcomm %s",
+                      rcoll_strerror(st), check_now() - t, nc == sentinel ? "untouched" : "set");
+            }
+        }
+        if ((st = rcoll_config_set(ctx, "RCOLL_TIMEOUT", saved)) != RCOLL_OK) {
+            fatal("rcoll_config_set", st);
+        }
     }
 
     free_group(&nest2);
