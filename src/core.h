@@ -53,6 +53,8 @@ typedef struct rcoll_p2p_op {
     rcoll_tl_completion_t put_comp;   /* rndv send */
 } rcoll_p2p_op_t;
 
+typedef struct rcoll_bootstrap_ops rcoll_bootstrap_ops_t;   /* bootstrap.h */
+
 struct rcoll_context {
     rcoll_config_t        config;
     int                   rank, size;          /* world */
@@ -61,7 +63,12 @@ struct rcoll_context {
     int                   nnodes;
     char                  hostname[64];
     int                   singleton;
-    void                 *pmix;                /* bootstrap state */
+    char                 *node_name;           /* ranks with equal names share a node */
+    const rcoll_bootstrap_ops_t *boot_ops;     /* PMIx or the caller's all-gather */
+    void                 *boot;                /* the bootstrap's state */
+    rcoll_log_state_t     log;                 /* level and rank of this context's log lines */
+    void                 *selector;            /* the selector's caches (selector.c) */
+    char                 *config_value;        /* storage of rcoll_config_get's answer */
     /* transports */
     int                   ntls;                /* transport instances opened */
     const rcoll_tl_ops_t *tls_ops[4];

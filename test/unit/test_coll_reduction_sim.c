@@ -158,7 +158,7 @@ void *rcoll_task_scratch(rcoll_task_t *task, size_t size)
     return task->scratch;
 }
 
-int rcoll__log_level = RCOLL_LOG_ERROR;
+__thread rcoll_log_state_t rcoll__log = { .level = RCOLL_LOG_ERROR, .rank = -1 };
 
 void rcoll_log_printf(int level, const char *file, int line, const char *fmt, ...)
 {

@@ -40,7 +40,7 @@ const rcoll_alg_t rcoll_allgather_shm = { .name = "shm", .coll = RCOLL_COLL_ALLG
 
 /* ---- fake core ---- */
 
-int rcoll__log_level = RCOLL_LOG_ERROR;
+__thread rcoll_log_state_t rcoll__log = { .level = RCOLL_LOG_ERROR, .rank = -1 };
 
 void rcoll_log_printf(int level, const char *file, int line, const char *fmt, ...)
 {
