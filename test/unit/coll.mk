@@ -24,6 +24,7 @@ test_unit_test_coll_sim_SOURCES = test/unit/test_coll_sim.c \
     collectives/allgather/allgather_bruck.c collectives/allgather/allgather_ring.c \
     collectives/barrier/barrier.c collectives/barrier/barrier_dissemination.c \
     collectives/engines/engine.c collectives/engines/ring.c collectives/engines/binomial.c \
+    collectives/engines/fold.c collectives/engines/recursive.c \
     collectives/allreduce/reduction_math.c src/reduce.c src/reduce_half.c
 test_unit_test_coll_sim_CFLAGS = $(UNIT_CFLAGS)
 test_unit_test_coll_sim_LDADD = $(CMOCKA_LIBS) -lm
