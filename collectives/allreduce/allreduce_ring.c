@@ -3,7 +3,7 @@
  * reduce-scatter (p-1 steps) then a ring allgather (p-1 steps) over p
  * balanced blocks.  Every block transfer is cut into RCOLL_SEGMENT_SIZE
  * segments and up to 32 are kept in flight, with the reduction of one batch
- * overlapping the transfer of the next (reduction_engine.h).  Each block's
+ * overlapping the transfer of the next (engines/ring.h).  Each block's
  * final value is computed by one rank, so all ranks agree bitwise.
  *
  * Tags: item index; reduce-scatter items 0..(p-1)·nseg-1, allgather items

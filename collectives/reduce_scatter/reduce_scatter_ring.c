@@ -3,7 +3,7 @@
  * rank sends the partial sum of block rank-s-1 to the right and receives
  * block rank-s-2 from the left, reducing (received) op (own input).  Blocks
  * are cut into RCOLL_SEGMENT_SIZE segments, pipelined as in allreduce ring
- * (reduction_engine.h); partial results alternate between two block-sized
+ * (engines/ring.h); partial results alternate between two block-sized
  * scratch buffers, the last step writes straight into recvbuf.
  *
  * Tags: item = step·nseg + segment.
