@@ -201,20 +201,8 @@ static inline size_t rcoll__shm_slot_size(int p)
     return p <= 2 ? RCOLL__SHM_SMALL_PAIR : RCOLL__SHM_SMALL;
 }
 
-/* ---- the reduction engine (shm_reduction.c) ---- */
-
-typedef struct {
-    rcoll__shm_op_t op;
-    int             next;       /* flat: next rank to fold in */
-    int             cs;         /* pipelined: next slice to copy out of chunk co */
-    int             root;       /* -1: allreduce */
-    uint64_t        g0;         /* pipelined: id of chunk 0 */
-    size_t          chunk;      /* pipelined: bytes per chunk */
-    size_t          nchunks, ci, cr, co;
-} rcoll__shm_red_t;
-
-/* Allreduce (root < 0) or reduce to root, once rcoll__shm_enter said OK. */
-rcoll_status_t rcoll__shm_reduce_progress(rcoll_task_t *task, rcoll__shm_red_t *S, int root);
+/* The reduction engine (rcoll__shm_red_t): shm_reduction.h.  The slot
+ * read / write and the chunk pipeline driver: engines/shm_pipe.h. */
 
 /* ---- layout ---- */
 

@@ -17,7 +17,8 @@ test_unit_test_coll_reduction_sim_SOURCES = test/unit/test_coll_reduction_sim.c 
     collectives/allreduce/allreduce_rabenseifner.c \
     collectives/allreduce/allreduce_reduce_bcast.c \
     collectives/allreduce/reduction_math.c \
-    collectives/allreduce/reduction_engine.c \
+    collectives/engines/engine.c collectives/engines/fold.c \
+    collectives/engines/recursive.c collectives/engines/ring.c collectives/engines/binomial.c \
     collectives/reduce/reduce_binomial.c \
     collectives/reduce/reduce_scatter_gather.c \
     collectives/reduce_scatter/reduce_scatter_recursive_halving.c \

@@ -1,6 +1,6 @@
 /*
  * test_coll_reduction_sim.c - runs the reduction algorithms themselves
- * (allreduce, reduce, reduce_scatter) for p = 1..17 simulated ranks in one
+ * (allreduce, reduce, reduce_scatter) for p = 2..17 simulated ranks in one
  * process, over a fake point-to-point layer that delivers messages in a
  * random order and reads a send buffer only when the message is delivered
  * (as rendezvous does).  It checks the results against locally computed
@@ -319,7 +319,7 @@ static void allreduce_case(const char *name)
 {
     const rcoll_alg_t *alg = find(allreduce_algs, name);
 
-    for (int p = 1; p <= PMAX; p++) {
+    for (int p = 2; p <= PMAX; p++) {   /* the core runs no algorithm on 1 rank (src/task.c) */
         for (size_t c = 0; c < NCOUNTS; c++) {
             for (int inplace = 0; inplace < 2; inplace++) {
                 size_t n = counts[c];
@@ -368,7 +368,7 @@ static void reduce_case(const char *name)
 {
     const rcoll_alg_t *alg = find(reduce_algs, name);
 
-    for (int p = 1; p <= PMAX; p++) {
+    for (int p = 2; p <= PMAX; p++) {   /* the core runs no algorithm on 1 rank (src/task.c) */
         for (size_t c = 0; c < NCOUNTS; c++) {
             for (int root = 0; root < p; root++) {
                 size_t n = counts[c];
@@ -419,7 +419,7 @@ static void reduce_scatter_case(const char *name)
 {
     const rcoll_alg_t *alg = find(reduce_scatter_algs, name);
 
-    for (int p = 1; p <= PMAX; p++) {
+    for (int p = 2; p <= PMAX; p++) {   /* the core runs no algorithm on 1 rank (src/task.c) */
         for (size_t c = 0; c < 5; c++) {
             for (int inplace = 0; inplace < 2; inplace++) {
                 size_t rc = counts[c], tot = rc * (size_t)p;
