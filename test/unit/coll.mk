@@ -1,9 +1,10 @@
 # unit tests: coll (bcast, allgather, barrier and the selector); the other
 # collectives' tests live in coll_a.mk.
 #   test_coll_ranks  the algorithms' rank arithmetic (pure functions)
-#   test_coll_sim    the algorithms on simulated ranks over a fake p2p layer;
-#                    built from the algorithm sources, not librcoll, since it
-#                    replaces rcoll_task_send/recv/test/scratch
+#   test_coll_sim    the algorithms on simulated ranks over the shared simulator
+#                    harness (sim_harness.c); built from the algorithm sources,
+#                    not librcoll, since the harness replaces rcoll_task_send/
+#                    recv/test/scratch
 #   test_selector    cost-model crossovers, forced names, ppn, tune rules
 #   test_tune        the tune-file parser
 #   test_coll_engines  the engines' steps (collectives/engines/), simulated
@@ -18,6 +19,7 @@ test_unit_test_coll_ranks_CFLAGS = $(UNIT_CFLAGS)
 test_unit_test_coll_ranks_LDADD = $(CMOCKA_LIBS)
 
 test_unit_test_coll_sim_SOURCES = test/unit/test_coll_sim.c \
+    test/unit/sim_harness.c test/unit/sim_harness.h src/datatype.c \
     collectives/bcast/bcast.c collectives/bcast/bcast_binomial.c \
     collectives/bcast/bcast_scatter_allgather.c collectives/bcast/bcast_chain.c \
     collectives/allgather/allgather.c collectives/allgather/allgather_recursive_doubling.c \
