@@ -19,6 +19,12 @@
  * Arguments reach the algorithm already validated, with count > 0 and
  * task->args.sendbuf resolved: for in-place calls sendbuf == recvbuf.
  *
+ * Precondition: an algorithm runs only on a communicator of p >= 2 ranks
+ * and with count > 0 (a barrier: any count).  rcoll_task_post (src/task.c)
+ * completes a collective on one rank, or of zero elements, by itself (a
+ * local copy) and never selects an algorithm for it, so algorithms and the
+ * engines they compose (collectives/engines/) have no p == 1 case.
+ *
  * The two objects the core and the algorithms share, the communicator and
  * the task, are defined here with their fields in the open, so that the
  * per-collective path reads them without a call; the context is the core's
@@ -113,7 +119,7 @@ const rcoll_alg_t *rcoll_alg_find(rcoll_coll_type_t coll, const char *name);
 #define RCOLL_COMM_COLL_STATE_SIZE  512
 
 /* A communicator.  Algorithms read ctx (to pass on), id, rank, size,
- * local_size; coll_state is the collectives' (collectives/coll_comm.h):
+ * local_size, shm_usable; coll_state is the collectives' (coll_comm.h):
  * zeroed when the communicator is made, released by rcoll_coll_comm_fini.
  * The other fields are the core's. */
 struct rcoll_comm {
@@ -122,10 +128,25 @@ struct rcoll_comm {
     int              rank, size;
     int             *world_ranks;      /* comm rank -> world rank */
     uint32_t         next_seq;         /* sequence number of the next collective */
-    uint32_t         next_child;       /* counter for ids of split/dup children */
+    /* Creations by rcoll_comm_create_group with this parent, counted per
+     * (tag, group) key (src/comm_group.c): the same on every member. */
+    struct rcoll_group_seq *group_seqs;
+    uint32_t         ngroup_seqs, group_seqs_cap;
     int              nactive;          /* requests not yet completed */
     int              is_world;
+    /* Properties fixed when the communicator is created (rcoll_comm_create)
+     * and never changed: every member derives them from data all members
+     * hold identically (the node of every world rank, exchanged at init, and
+     * RCOLL_SHM, an init-only setting that must be equal on all ranks), so
+     * all reach the same values without communicating.  The selector reads
+     * them; no algorithm is ever swapped for another mid-flight.
+     * shm_usable: every member is on one node and RCOLL_SHM=1, so the
+     * selector may choose the shm algorithms here (a forced shm needs only
+     * the one node).  The segment behind them is still set up lazily, by
+     * the first shm collective; if that fails, that collective and every
+     * later shm one on the communicator return the error (docs/shm.md). */
     int              local_size;       /* members on this rank's node */
+    int              shm_usable;
     /* The collectives' per-communicator state (the selector's remembered
      * choices, the shared-memory segment), in place: no indirection on the
      * per-collective path. */

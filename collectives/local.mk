@@ -12,6 +12,7 @@ librcoll_coll_la_SOURCES = \
     collectives/selector_tune.c \
     collectives/selector_print.c
 noinst_HEADERS += collectives/selector.h collectives/selector_cost.h collectives/coll_comm.h
+include collectives/engines/local.mk
 include collectives/allreduce/local.mk
 include collectives/bcast/local.mk
 include collectives/barrier/local.mk

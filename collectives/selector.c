@@ -241,6 +241,9 @@ static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes)
         return NULL;
     }
     rcoll_selector_model_for(ctx, &m);
+    /* shm only where the communicator's creation-time property allows it
+     * (all members on one node, RCOLL_SHM=1): fixed for its lifetime. */
+    m.shm = task->comm->shm_usable;
     alg = rcoll_select_by_cost(coll, &m, bytes, nranks, ppn);
     if (alg == NULL)
         rcoll_error("%s: no algorithm available", rcoll_coll_name(coll));

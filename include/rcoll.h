@@ -222,9 +222,25 @@ rcoll_status_t rcoll_progress(rcoll_context_t *ctx);
  * color < 0 gives *newcomm = NULL (like MPI_UNDEFINED).  A communicator made
  * here is released with rcoll_comm_free() (collective over it, no pending
  * requests).  The world communicator is never freed by the user.
+ *
+ * rcoll_comm_create_group waits only for a message from the first listed
+ * rank, which waits for nobody, so creations over overlapping groups may run
+ * in different orders on different ranks as long as their first listed ranks
+ * do not wait on each other in a cycle.  ranks must hold 1..size distinct
+ * ranks of parent including the caller's; otherwise (or with a NULL pointer)
+ * it returns RCOLL_ERR_INVALID_ARG, logs why and creates nothing.  Ranks that
+ * list different groups never match each other: they fail by RCOLL_TIMEOUT.
+ * Every communicator gets an id unique in the job, however creations on
+ * different parents and groups interleave.
  */
 rcoll_status_t rcoll_comm_split(rcoll_comm_t *comm, int color, int key, rcoll_comm_t **newcomm);
 rcoll_status_t rcoll_comm_dup(rcoll_comm_t *comm, rcoll_comm_t **newcomm);
+
+/* Collective over the n listed ranks of parent only (each lists the same ranks in the same
+ * order; ranks of parent not listed do not call): a communicator of exactly those ranks, in
+ * that order.  tag tells apart concurrent creations over overlapping groups. */
+rcoll_status_t rcoll_comm_create_group(rcoll_comm_t *parent, const int *ranks, int n,
+                                       int tag, rcoll_comm_t **newcomm);
 rcoll_status_t rcoll_comm_free(rcoll_comm_t *comm);
 
 /* Rank of this process in the world communicator of ctx, the job size, and

@@ -87,6 +87,7 @@ struct rcoll_context {
     rcoll_list_t          zombies;             /* failed tasks with transport work in flight */
     rcoll_comm_t         *world;
     int                   ncomms;
+    uint32_t              comm_serial;         /* communicator ids allotted here (comm.c) */
     unsigned              idle_polls;
     unsigned              polls;               /* progress calls, for polling transports less */
     int                   p2p_pending;         /* point-to-point ops posted and not done */
@@ -130,5 +131,16 @@ void   rcoll_p2p_cleanup(rcoll_context_t *ctx);
 rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, int size,
                                  int *world_ranks, rcoll_comm_t **out);
 void   rcoll_comm_destroy(rcoll_comm_t *comm);
+/* Communicator ids (comm.c).  id_make: the id allotted by world rank wr with
+ * its serial; id_next: a fresh one allotted here; id_valid: could be one;
+ * group_key: the matching key of a creation's own messages. */
+uint64_t rcoll__comm_id_make(int wr, uint32_t serial);
+uint64_t rcoll__comm_id_next(rcoll_context_t *ctx);
+int      rcoll__comm_id_valid(uint64_t id);
+uint64_t rcoll__comm_group_key(uint64_t parent_id, int tag, const int *ranks, int n);
+/* Post a task that runs alg, chosen by the caller rather than the selector
+ * (the core's own protocols, e.g. agreeing on a communicator's id). */
+rcoll_status_t rcoll_task_post_alg(rcoll_comm_t *comm, const rcoll_coll_args_t *args,
+                                   const rcoll_alg_t *alg, rcoll_task_t **out);
 
 #endif

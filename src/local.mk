@@ -14,6 +14,7 @@ librcoll_core_la_SOURCES = \
     src/bootstrap_oob.c \
     src/comm.c \
     src/coll_support.c \
+    src/comm_group.c \
     src/datatype.c \
     src/log.c \
     src/p2p.c \

@@ -8,3 +8,4 @@ librcoll_tl_la_CFLAGS = $(AM_CFLAGS)
 librcoll_tl_la_SOURCES = transports/transport.c
 include transports/ucx/local.mk
 include transports/verbs/local.mk
+include transports/loop/local.mk

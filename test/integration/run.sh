@@ -3,7 +3,7 @@
 # counts.  Run from an in-tree build (binaries are found next to this script).
 #
 #   test/integration/run.sh [--launcher rcollrun|mpirun|srun] [--ranks "1 2 3 4 5 8"]
-#                           [--quick] [--label NAME] [--only "coll comm nb timeout oob"]
+#                           [--quick] [--label NAME] [--only "coll comm group nb timeout oob"]
 #                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
 #
 #   --launcher  rcollrun (default): tools/rcollrun/rcollrun -n N
@@ -13,9 +13,10 @@
 #   --quick     coll_check --quick (fewer sizes and combinations)
 #   --label     name printed on every result line (default: the launcher)
 #   --only      which programs: coll (coll_check), comm (comm_check),
-#               nb (nb_check), timeout (timeout_check, for N >= 2),
-#               oob (oob_threads: 4 threads with rcoll_init_oob contexts in
-#               one process, started once without the launcher); default all
+#               group (group_check), nb (nb_check), timeout (timeout_check,
+#               for N >= 2), oob (oob_threads: 4 threads with rcoll_init_oob
+#               contexts in one process, started once without the launcher);
+#               default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
 #
@@ -35,7 +36,7 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm nb timeout oob"
+only="coll comm group nb timeout oob"
 coll_args=()
 limit_override=""
 
@@ -135,6 +136,7 @@ for n in $ranks; do
             "$here/coll_check" "${qflag[@]}" "${coll_args[@]}"
     fi
     wants comm && run_one comm_check "$n" 180 "$here/comm_check"
+    wants group && run_one group_check "$n" 180 "$here/group_check"
     wants nb && run_one nb_check "$n" 180 "$here/nb_check"
     if wants timeout && [ "$n" -ge 2 ]; then
         run_one timeout_check "$n" 120 "$here/timeout_check"
