@@ -9,6 +9,7 @@ librcoll_la_SOURCES += \
     src/bootstrap_pmix.c \
     src/bootstrap_oob.c \
     src/comm.c \
+    src/comm_node.c \
     src/datatype.c \
     src/log.c \
     src/p2p.c \
