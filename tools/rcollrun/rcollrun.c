@@ -1,5 +1,6 @@
 /*
- * rcollrun -n N [--timeout SECONDS] [--tag-output] [-x VAR[=VAL]]... [--] prog args...
+ * rcollrun -n N [--nodes K|N1,N2,...] [--timeout SECONDS] [--tag-output] [-x VAR[=VAL]]...
+ *          [--] prog args...
  *
  * Command line and main; see rcollrun.h for the layout of the launcher.
  */
@@ -37,6 +38,14 @@ static void usage(FILE *f)
 "\n"
 "Options:\n"
 "  -n, -np, --np N        number of ranks (1..%d; may exceed the core count)\n"
+"  --nodes K|N1,N2,...    emulate nodes on this machine: K nodes of blocks of ranks\n"
+"                         (sizes differing by at most one), or N1 ranks on the\n"
+"                         first node, N2 on the second... (summing to N; -n may\n"
+"                         then be left out).  Each node has its own host name\n"
+"                         (HOST-nK), PMIx node id and local peers, and its own\n"
+"                         UTS, IPC, PID and mount namespaces with a private\n"
+"                         /dev/shm: ranks of different nodes share no memory\n"
+"                         and talk over TCP.  Needs root (CAP_SYS_ADMIN)\n"
 "  --timeout SECONDS      terminate the job if it runs longer (default: no limit)\n"
 "  --tag-output           prefix each output line with [RANK]\n"
 "  -x VAR[=VAL]           export VAR to the ranks, set to VAL if given (repeatable)\n"
@@ -179,10 +188,12 @@ static int parse_args(int argc, char **argv, rcollrun_opts_t *o)
             continue;
         }
         /* Options with a value: "-opt VALUE", "--opt=VALUE", "-nVALUE". */
-        if (strncmp(a, "--timeout=", 10) == 0 || strncmp(a, "--np=", 5) == 0)
+        if (strncmp(a, "--timeout=", 10) == 0 || strncmp(a, "--np=", 5) == 0 ||
+            strncmp(a, "--nodes=", 8) == 0)
             val = strchr(a, '=') + 1;
         else if (strcmp(a, "-n") == 0 || strcmp(a, "-np") == 0 || strcmp(a, "--np") == 0 ||
-                 strcmp(a, "--timeout") == 0 || strcmp(a, "-x") == 0) {
+                 strcmp(a, "--timeout") == 0 || strcmp(a, "-x") == 0 ||
+                 strcmp(a, "--nodes") == 0) {
             if (i + 1 >= argc)
                 return bad_usage("option %s needs a value", a);
             val = argv[++i];
@@ -195,6 +206,8 @@ static int parse_args(int argc, char **argv, rcollrun_opts_t *o)
             if (parse_seconds(val, &o->timeout_s) != 0)
                 return bad_usage("--timeout needs a number of seconds >= 0 (0: no limit), "
                                  "not '%s'", val);
+        } else if (strncmp(a, "--nodes", 7) == 0) {
+            o->nodes_spec = val;
         } else if (strcmp(a, "-x") == 0) {
             if (!valid_export(val))
                 return bad_usage("-x needs VAR or VAR=VALUE with a valid variable name, "
@@ -209,8 +222,27 @@ static int parse_args(int argc, char **argv, rcollrun_opts_t *o)
             have_n = true;
         }
     }
+    if (!have_n && o->nodes_spec != NULL && strchr(o->nodes_spec, ',') != NULL) {
+        /* --nodes N1,N2,...: the sum is the rank count */
+        o->nranks = 0;
+        for (const char *p = o->nodes_spec; *p != '\0'; p++)
+            if (*p == ',' || p == o->nodes_spec)
+                o->nranks += atoi(p + (*p == ','));
+        have_n = o->nranks >= 1 && o->nranks <= RCOLLRUN_MAX_RANKS;
+    }
     if (!have_n)
         return bad_usage("%s", "missing -n N (the number of ranks)");
+    if (o->nodes_spec != NULL) {
+        o->layout.isolated = true;
+        if (rcollrun_layout_parse(o->nodes_spec, o->nranks, &o->layout) != 0) {
+            fprintf(stderr, "rcollrun: --nodes needs K (1..%d) or a list N1,N2,... of positive "
+                    "rank counts summing to %d, not '%s'\nTry 'rcollrun --help'.\n", o->nranks,
+                    o->nranks, o->nodes_spec);
+            return RCOLLRUN_EXIT_USAGE;
+        }
+    } else if (rcollrun_layout_set(&o->layout, &o->nranks, 1, o->nranks) != 0) {
+        return RCOLLRUN_EXIT_INTERNAL;
+    }
     if (i >= argc)
         return bad_usage("%s", "missing the program to run");
     o->program = argv[i];
