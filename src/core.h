@@ -184,6 +184,8 @@ static inline int rcoll_task_size(const rcoll_task_t *t) { return t->comm->size;
 double rcoll_time_now(void);
 int    rcoll_context_progress(rcoll_context_t *ctx);      /* events handled */
 void   rcoll_context_backoff(rcoll_context_t *ctx, int events);
+/* binding.c: "bound to PUs 3 (1 of 8 cores)" or "not bound: ...", into buf. */
+void   rcoll_binding_describe(char *buf, size_t len);
 rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args, rcoll_task_t **out);
 rcoll_status_t rcoll_task_wait(rcoll_task_t *task);
 int    rcoll_task_progress(rcoll_task_t *task);           /* 1 if it finished now */

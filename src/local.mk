@@ -8,6 +8,7 @@ librcoll_la_SOURCES += \
     src/context.c \
     src/bootstrap_pmix.c \
     src/bootstrap_oob.c \
+    src/binding.c \
     src/comm.c \
     src/comm_node.c \
     src/datatype.c \

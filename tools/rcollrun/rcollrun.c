@@ -46,6 +46,12 @@ static void usage(FILE *f)
 "                         UTS, IPC, PID and mount namespaces with a private\n"
 "                         /dev/shm: ranks of different nodes share no memory\n"
 "                         and talk over TCP.  Needs root (CAP_SYS_ADMIN)\n"
+"  --bind-to core|numa|none\n"
+"                         bind rank r to core r (default), or to a NUMA node\n"
+"                         (ranks in blocks), or not at all; with more ranks\n"
+"                         than cores nothing is bound and the ranks get\n"
+"                         RCOLL_SPIN_COUNT=0 (unless set): they yield at once\n"
+"  --report-bindings      print each rank's binding and CPU set\n"
 "  --timeout SECONDS      terminate the job if it runs longer (default: no limit)\n"
 "  --tag-output           prefix each output line with [RANK]\n"
 "  -x VAR[=VAL]           export VAR to the ranks, set to VAL if given (repeatable)\n"
@@ -183,17 +189,21 @@ static int parse_args(int argc, char **argv, rcollrun_opts_t *o)
             o->tag_output = true;
             continue;
         }
+        if (strcmp(a, "--report-bindings") == 0) {
+            o->report_bindings = true;
+            continue;
+        }
         if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             o->verbose = true;
             continue;
         }
         /* Options with a value: "-opt VALUE", "--opt=VALUE", "-nVALUE". */
         if (strncmp(a, "--timeout=", 10) == 0 || strncmp(a, "--np=", 5) == 0 ||
-            strncmp(a, "--nodes=", 8) == 0)
+            strncmp(a, "--nodes=", 8) == 0 || strncmp(a, "--bind-to=", 10) == 0)
             val = strchr(a, '=') + 1;
         else if (strcmp(a, "-n") == 0 || strcmp(a, "-np") == 0 || strcmp(a, "--np") == 0 ||
                  strcmp(a, "--timeout") == 0 || strcmp(a, "-x") == 0 ||
-                 strcmp(a, "--nodes") == 0) {
+                 strcmp(a, "--nodes") == 0 || strcmp(a, "--bind-to") == 0) {
             if (i + 1 >= argc)
                 return bad_usage("option %s needs a value", a);
             val = argv[++i];
@@ -206,6 +216,15 @@ static int parse_args(int argc, char **argv, rcollrun_opts_t *o)
             if (parse_seconds(val, &o->timeout_s) != 0)
                 return bad_usage("--timeout needs a number of seconds >= 0 (0: no limit), "
                                  "not '%s'", val);
+        } else if (strncmp(a, "--bind-to", 9) == 0) {
+            if (strcmp(val, "core") == 0)
+                o->bind_to = RCOLLRUN_BIND_CORE;
+            else if (strcmp(val, "numa") == 0)
+                o->bind_to = RCOLLRUN_BIND_NUMA;
+            else if (strcmp(val, "none") == 0)
+                o->bind_to = RCOLLRUN_BIND_NONE;
+            else
+                return bad_usage("--bind-to takes core, numa or none, not '%s'", val);
         } else if (strncmp(a, "--nodes", 7) == 0) {
             o->nodes_spec = val;
         } else if (strcmp(a, "-x") == 0) {

@@ -11,6 +11,7 @@
  *   iofwd.c      line-buffered forwarding of the ranks' stdout/stderr
  *   supervise.c  event loop: reaping, failure detection, termination
  *   vnode.c      --nodes: rank layout, one set of namespaces per virtual node
+ *   bind.c       --bind-to, --report-bindings (hwloc)
  */
 #ifndef RCOLLRUN_H
 #define RCOLLRUN_H
@@ -38,9 +39,13 @@ typedef struct {
     bool         isolated;      /* --nodes: each node in its own namespaces */
 } rcollrun_layout_t;
 
+typedef enum { RCOLLRUN_BIND_CORE, RCOLLRUN_BIND_NUMA, RCOLLRUN_BIND_NONE } rcollrun_bind_t;
+
 typedef struct {
     int          nranks;
     rcollrun_layout_t layout;
+    rcollrun_bind_t bind_to;    /* default: core */
+    bool         report_bindings;
     double       timeout_s;     /* 0: none */
     double       grace_s;       /* SIGTERM -> SIGKILL */
     bool         tag_output;
@@ -126,6 +131,16 @@ void rcollrun_vnode_after_fork(void);
 int  rcollrun_vnode_enter_child(int node);
 /* Ends every node's init (and with it whatever is left in the node). */
 void rcollrun_vnodes_stop(void);
+
+/* ---- bind.c ---- */
+/* Plans each rank's CPU set (and prints it with --report-bindings).  0 or
+ * -1 after a message. */
+int  rcollrun_bind_plan(const rcollrun_opts_t *opts);
+/* Rank r's set (a cpu_set_t *) for sched_setaffinity, or NULL: not bound. */
+const void *rcollrun_bind_set(int rank);
+/* More ranks than cores: nothing bound, and the ranks should yield early. */
+bool rcollrun_bind_oversubscribed(void);
+void rcollrun_bind_free(void);
 
 /* ---- iofwd.c ---- */
 void rcollrun_stream_init(rcollrun_stream_t *s, int fd, int dest, int rank);
