@@ -12,9 +12,11 @@ librcoll_core_la_SOURCES = \
     src/context.c \
     src/bootstrap_pmix.c \
     src/bootstrap_oob.c \
+    src/binding.c \
     src/comm.c \
     src/coll_support.c \
     src/comm_group.c \
+    src/comm_node.c \
     src/datatype.c \
     src/log.c \
     src/p2p.c \
@@ -25,5 +27,5 @@ librcoll_core_la_SOURCES = \
     src/reduce_half.c \
     src/reduce_half.h
 noinst_HEADERS = src/bootstrap.h src/core.h src/wire.h \
-    common/config.h common/list.h common/log.h common/reduce.h common/status.h \
+    common/binding.h common/config.h common/list.h common/log.h common/reduce.h common/status.h \
     transports/transport.h collectives/coll.h
