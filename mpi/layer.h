@@ -120,6 +120,7 @@ typedef struct {
     layer_op_t     **active;     /* nonblocking ops rcoll has not completed */
     int              nactive, maxactive;
     unsigned long    counts[FN_LAST][WHY_LAST];
+    void            *f_in_place[4], *f_bottom[4];   /* Fortran's MPI_IN_PLACE, MPI_BOTTOM */
 } layer_t;
 
 extern layer_t rcoll__mpi;
@@ -191,6 +192,9 @@ int rcoll__mpi_ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
                        int root, MPI_Comm comm, MPI_Request *req);
 int rcoll__mpi_iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                           int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+
+/* layer_fortran.c (Open MPI only: its Fortran entry points call PMPI_* directly) */
+void rcoll__mpi_fortran_init(void);
 
 /* layer_errors.c */
 int  rcoll__mpi_error_class(rcoll_status_t st);

@@ -152,6 +152,9 @@ void rcoll__mpi_start(int provided)
     }
     L->self = MPI_COMM_NULL;
     L->last_comm = MPI_COMM_NULL;
+#ifdef RCOLL_MPI_OMPI
+    rcoll__mpi_fortran_init();
+#endif
     L->report = rcoll__mpi_parse_bool(getenv("RCOLL_MPI_REPORT"), 0);
     if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &L->self_keyval, NULL)
             != MPI_SUCCESS ||

@@ -61,8 +61,9 @@ for mpi in ompi mpich; do
         continue
     fi
     echo "=== $mpi"
-    if ! $cc -O1 -o "$B/coll_$mpi" test/mpi/coll_test.c || ! $cc -O1 -o "$B/err_$mpi" test/mpi/err_test.c; then
-        bad "$mpi: build test programs"
+    if ! { $cc -O1 -o "$B/coll_$mpi" test/mpi/coll_test.c && $cc -O1 -o "$B/err_$mpi" test/mpi/err_test.c; } \
+            >"$LOG/$mpi-build.txt" 2>&1; then
+        bad "$mpi: build test programs" "see $LOG/$mpi-build.txt"
         continue
     fi
     pre=LD_PRELOAD=$lib
