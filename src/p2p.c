@@ -176,7 +176,9 @@ static rcoll_p2p_op_t *new_op(rcoll_task_t *task, rcoll_p2p_kind_t kind, int pee
         return NULL;
     }
     int wpeer = comm->world_ranks[peer];
-    if (ctx->peer_failed[wpeer] != RCOLL_OK) {
+    /* A receive from a failed peer may still match a message that arrived
+     * before the failure (rcoll_task_recv checks); a send fails here. */
+    if (kind == RCOLL_P2P_SEND && ctx->peer_failed[wpeer] != RCOLL_OK) {
         rcoll_error("%s (seq %u, step %u): peer rank %d (world %d) has failed earlier",
                     rcoll_coll_name(task->args.type), task->seq, step, peer, wpeer);
         *st = ctx->peer_failed[wpeer];
@@ -270,6 +272,12 @@ rcoll_status_t rcoll_task_recv(rcoll_task_t *task, int peer, uint32_t step, void
         }
         drop_unexpected(ctx, u);
         return RCOLL_OK;
+    }
+    if (ctx->peer_failed[op->wpeer] != RCOLL_OK) {
+        /* Nothing more will come: it left (e.g. finished first and closed) or died. */
+        st = ctx->peer_failed[op->wpeer];
+        op_fail(op, st, "the peer has failed earlier");
+        return st;
     }
     if (!op->rndv) {
         op->state = RCOLL_P2P_POSTED;

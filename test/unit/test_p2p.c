@@ -897,6 +897,45 @@ static void test_deadline_public(void **state)
 
 /* ---- peer failure ---- */
 
+/* Rank 0 finalizes rank 1 alone after rank 1's message reached it: a peer
+ * that has left (e.g. it finished a barrier first) is failed for what it
+ * never sent, but what it did send before leaving is still received. */
+static void test_recv_after_peer_left(void **state)
+{
+    (void)state;
+    world_t *w = world_open(2, "10");
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 13, NULL, c);
+    static script_t snd, rcv;
+    memset(&snd, 0, sizeof(snd));
+    memset(&rcv, 0, sizeof(rcv));
+    uint8_t sb[40], rb[40], rb2[8];
+    fill(sb, sizeof(sb), 16);
+    memset(rb, 0, sizeof(rb));
+    add(&snd, SEND, 0, 0, sb, sizeof(sb), 0);
+    add(&rcv, RECV, 1, 0, rb, sizeof(rb), 0);
+    add(&rcv, RECV, 1, 1, rb2, sizeof(rb2), 1);     /* never sent */
+    rcoll_task_t *t = start(c[1], &snd);
+    assert_int_equal(reap(t), RCOLL_OK);
+    rcoll_comm_destroy(c[1]);
+    c[1] = NULL;
+    enter(w->ctx[1]);
+    assert_int_equal(rcoll_config_set(w->ctx[1], "RCOLL_TIMEOUT", "0.2"), RCOLL_OK);
+    assert_int_equal(rcoll_finalize(w->ctx[1]), RCOLL_ERR_TIMEOUT);
+    w->ctx[1] = NULL;
+    spin(w, SETTLE);                                /* the message, then the departure */
+    assert_int_equal(w->ctx[0]->peer_failed[1], RCOLL_ERR_PEER_FAILED);
+    t = start(c[0], &rcv);
+    assert_false(t->done);
+    assert_int_equal(t->ops[0].status, RCOLL_OK);
+    assert_true(holds(rb, sizeof(rb), 16));
+    release_stage(&rcv, 1);
+    finish(w, &t, 1);
+    assert_int_equal(reap(t), RCOLL_ERR_PEER_FAILED);
+    comms_free(w, c);
+    world_close(w, RCOLL_ERR_PEER_FAILED);
+}
+
 /* Rank 2 leaves (finalizes alone) while ranks 0 and 1 have an eager receive,
  * a rendezvous receive and a rendezvous send with it pending: all three fail
  * with RCOLL_ERR_PEER_FAILED, the advertised buffer is revoked, later
@@ -997,6 +1036,7 @@ int main(void)
         cmocka_unit_test(test_cancel_put_in_flight),
         cmocka_unit_test(test_deadline_recv),
         cmocka_unit_test(test_deadline_public),
+        cmocka_unit_test(test_recv_after_peer_left),
         cmocka_unit_test(test_peer_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
