@@ -255,7 +255,8 @@ static void release_stage(script_t *s, int go)
     s->go = go;
 }
 
-/* Progress w until every listed task is done (bounded: 5 s); returns their statuses. */
+/* Progress w until every listed task is done, checking their deadlines
+ * (RCOLL_TIMEOUT) as a wait would; the test fails after 5 s. */
 static void finish(world_t *w, rcoll_task_t **t, int n)
 {
     double end = rcoll_time_now() + 5;
@@ -271,6 +272,12 @@ static void finish(world_t *w, rcoll_task_t **t, int n)
             fail_msg("tasks still running after 5 s");
         }
         spin(w, 1);
+        for (int i = 0; i < n; i++) {
+            if (t[i] != NULL && !t[i]->done) {
+                enter(t[i]->ctx);
+                rcoll_task_check_deadline(t[i]);
+            }
+        }
     }
 }
 
@@ -630,7 +637,7 @@ static void test_rtr_before_send(void **state)
 static void truncation_case(size_t slen, size_t rlen, int recv_first, rcoll_status_t want_send,
                             rcoll_status_t want_recv)
 {
-    world_t *w = world_open(2, "10");
+    world_t *w = world_open(2, want_send == RCOLL_ERR_TIMEOUT ? "0.3" : "10");
     rcoll_comm_t *c[MAXR];
     comms_make(w, TEST_COMM | 6, NULL, c);
     static script_t snd, rcv;
@@ -672,6 +679,24 @@ static void test_truncation_eager(void **state)
     (void)state;
     truncation_case(100, 64, 1, RCOLL_OK, RCOLL_ERR_TRUNCATED);     /* posted receive */
     truncation_case(100, 64, 0, RCOLL_OK, RCOLL_ERR_TRUNCATED);     /* unexpected message */
+}
+
+/* Both sides rendezvous: the sender sees the RTR's length and refuses to
+ * write; the receiver must learn it too, at once, not by its deadline. */
+static void test_truncation_rndv(void **state)
+{
+    (void)state;
+    truncation_case(3 * LIMIT, 2 * LIMIT, 1, RCOLL_ERR_TRUNCATED, RCOLL_ERR_TRUNCATED);
+    truncation_case(3 * LIMIT, 2 * LIMIT, 0, RCOLL_ERR_TRUNCATED, RCOLL_ERR_TRUNCATED);
+}
+
+/* The sender is rendezvous, the receiver eager (a mismatch across the
+ * limit): each waits for a message the other never sends, so both end by
+ * their deadline; still nothing is written. */
+static void test_truncation_across_limit(void **state)
+{
+    (void)state;
+    truncation_case(2 * LIMIT, LIMIT / 2, 1, RCOLL_ERR_TIMEOUT, RCOLL_ERR_TIMEOUT);
 }
 
 /* ---- cancellation: a task that fails while messages are in flight ---- */
@@ -1031,6 +1056,8 @@ int main(void)
         cmocka_unit_test(test_boundary),
         cmocka_unit_test(test_rtr_before_send),
         cmocka_unit_test(test_truncation_eager),
+        cmocka_unit_test(test_truncation_rndv),
+        cmocka_unit_test(test_truncation_across_limit),
         cmocka_unit_test(test_cancel_rndv_recv),
         cmocka_unit_test(test_cancel_eager_recv),
         cmocka_unit_test(test_cancel_put_in_flight),
