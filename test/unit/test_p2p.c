@@ -380,8 +380,8 @@ static uint32_t seed_of(int c, int q, uint32_t s, int src)
  * the ranks in reverse order), two collectives each (sequences 0 and 1), two
  * steps each: 16 messages of equal length that differ only in (comm,
  * sequence, step, peer).  Senders post sequence 1 before sequence 0 and
- * step 1 before step 0, the second communicator before the first; the
- * receiver posts in the natural order.  recv_first: every receive is posted
+ * step 1 before step 0, the second communicator before the first, rank 2
+ * before rank 1; the receiver posts in the natural order.  recv_first: every receive is posted
  * before any message exists, else every message arrives first (unexpected). */
 static void match_case(size_t len, int recv_first)
 {
@@ -434,14 +434,15 @@ static void match_case(size_t len, int recv_first)
         }
         spin(w, SETTLE);
     }
-    for (int ci = 1; ci >= 0; ci--) {     /* the second communicator first */
-        for (int src = 1; src <= 2; src++) {
+    /* Rank 2's messages reach rank 0 before rank 1's, which it receives first. */
+    for (int src = 2; src >= 1; src--) {
+        for (int ci = 1; ci >= 0; ci--) {     /* the second communicator first */
             for (int q = 0; q < 2; q++) {
                 t[nt++] = start(c[ci][src], &s[src][ci][q]);
             }
         }
+        spin(w, SETTLE);                       /* sequence 1's messages only */
     }
-    spin(w, SETTLE);                       /* sequence 1's messages only */
     for (int ci = 0; ci < 2; ci++) {
         for (int src = 1; src <= 2; src++) {
             release_stage(&s[src][ci][0], 1);
