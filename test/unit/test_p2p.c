@@ -281,11 +281,10 @@ static void finish(world_t *w, rcoll_task_t **t, int n)
     }
 }
 
-/* Op slot i of a task (on trees where the slots follow the task, this is
- * &rcoll_task_ops(t)[i]: the one line to change). */
+/* Op slot i of a task (the slots follow the task: src/core.h). */
 static rcoll_p2p_op_t *task_op(rcoll_task_t *t, int i)
 {
-    return &t->ops[i];
+    return &rcoll_task_ops(t)[i];
 }
 
 /* Release a finished task; its status. */
