@@ -178,6 +178,12 @@ static int child_init_bad_config(void)
         {"=5", NULL}, {"RCOLL_TIMEOUT=soon", NULL}, {"RCOLL_LOG_LEVEL=loud", NULL},
         {"RCOLL_EAGER_LIMIT=12q", NULL}, {"RCOLL_TRANSPORT=carrier-pigeon", NULL},
         {"RCOLL_EAGER_LIMIT=-5", NULL},
+        /* out of the table's ranges (issue 12: 2^63 overflowed the verbs buffer arithmetic) */
+        {"RCOLL_EAGER_LIMIT=9223372036854775808", NULL}, {"RCOLL_EAGER_LIMIT=2m", NULL},
+        {"RCOLL_TIMEOUT=3e9", NULL}, {"RCOLL_TIMEOUT=1e300", NULL},
+        {"RCOLL_SEGMENT_SIZE=0", NULL}, {"RCOLL_SEGMENT_SIZE=16g", NULL},
+        {"RCOLL_IB_GID_INDEX=256", NULL}, {"RCOLL_IB_GID_INDEX=-2", NULL},
+        {"RCOLL_SPIN_COUNT=2000000000", NULL}, {"RCOLL_RCACHE_MAX=2000g", NULL},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         rcoll_context_t *ctx = SENTINEL_CTX;
@@ -202,6 +208,55 @@ static void test_init_bad_config(void **state)
 {
     (void)state;
     assert_int_equal(in_child(child_init_bad_config), 0);
+}
+
+/* The values at the ends of each range are accepted; the refusal of one
+ * outside names the setting and its range in the log. */
+static int child_init_range_edges(void)
+{
+    unset_launch_env();
+    static const char *const good[] = {"RCOLL_EAGER_LIMIT=1m", "RCOLL_EAGER_LIMIT=0",
+                                       "RCOLL_TIMEOUT=1e6", "RCOLL_SEGMENT_SIZE=1k",
+                                       "RCOLL_SEGMENT_SIZE=1g", "RCOLL_IB_GID_INDEX=255",
+                                       "RCOLL_IB_GID_INDEX=-1"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        const char *const cfg[] = {good[i], NULL};
+        rcoll_context_t *ctx = NULL;
+        rcoll_status_t st = rcoll_init(cfg, &ctx);
+        if (st != RCOLL_OK) {
+            fprintf(stderr, "rcoll_init({\"%s\"}) returned %s\n", good[i], rcoll_strerror(st));
+            return 10 + (int)i;
+        }
+        CHILD_EXPECT(rcoll_finalize(ctx) == RCOLL_OK, 30);
+    }
+    char path[] = "/tmp/rcoll_test_api_XXXXXX";
+    int fd = mkstemp(path);
+    CHILD_EXPECT(fd >= 0, 31);
+    unlink(path);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    setenv("RCOLL_EAGER_LIMIT", "9223372036854775808", 1);
+    rcoll_context_t *ctx = SENTINEL_CTX;
+    rcoll_status_t st = rcoll_init(NULL, &ctx);
+    fflush(stderr);
+    dup2(saved, 2);
+    CHILD_EXPECT(st == RCOLL_ERR_INVALID_ARG && ctx == SENTINEL_CTX, 32);
+    char log[4096] = "";
+    ssize_t n = pread(fd, log, sizeof(log) - 1, 0);
+    CHILD_EXPECT(n > 0, 33);
+    log[n] = '\0';
+    if (strstr(log, "RCOLL_EAGER_LIMIT") == NULL || strstr(log, "1048576") == NULL) {
+        fprintf(stderr, "the refusal does not name the setting and its range:\n%s", log);
+        return 34;
+    }
+    return 0;
+}
+
+static void test_init_range_edges(void **state)
+{
+    (void)state;
+    assert_int_equal(in_child(child_init_range_edges), 0);
 }
 
 static int child_init_config_precedence(void)
@@ -504,6 +559,12 @@ static void test_config_set(void **state)
     assert_int_equal(rcoll_config_set(ctx, "RCOLL_TIMEOUT", "soon"), RCOLL_ERR_INVALID_ARG);
     assert_true(atof(rcoll_config_get(ctx, "RCOLL_TIMEOUT")) == 45.0);   /* unchanged */
     assert_int_equal(rcoll_config_set(ctx, "RCOLL_LOG_LEVEL", "loud"), RCOLL_ERR_INVALID_ARG);
+    /* outside the range: refused, the old value kept */
+    assert_int_equal(rcoll_config_set(ctx, "RCOLL_TIMEOUT", "3e9"), RCOLL_ERR_INVALID_ARG);
+    assert_true(atof(rcoll_config_get(ctx, "RCOLL_TIMEOUT")) == 45.0);
+    assert_int_equal(rcoll_config_set(ctx, "RCOLL_SEGMENT_SIZE", "0"), RCOLL_ERR_INVALID_ARG);
+    assert_int_equal(rcoll_config_set(ctx, "RCOLL_SEGMENT_SIZE", "16g"), RCOLL_ERR_INVALID_ARG);
+    assert_int_equal(strtoull(rcoll_config_get(ctx, "RCOLL_SEGMENT_SIZE"), NULL, 10), 65536);
     /* set once at init: changing it later is not supported */
     assert_int_equal(rcoll_config_set(ctx, "RCOLL_TRANSPORT", "ucx"), RCOLL_ERR_NOT_SUPPORTED);
     assert_int_equal(rcoll_config_set(ctx, "RCOLL_EAGER_LIMIT", "4096"), RCOLL_ERR_NOT_SUPPORTED);
@@ -646,6 +707,7 @@ int main(void)
         cmocka_unit_test(test_datatypes_and_ops),
         cmocka_unit_test(test_algorithms),
         cmocka_unit_test(test_init_bad_config),
+        cmocka_unit_test(test_init_range_edges),
         cmocka_unit_test(test_init_config_precedence),
         cmocka_unit_test(test_launch_without_pmix),
     };

@@ -181,6 +181,35 @@ static void test_config_table_consistent(void **state)
     assert_non_null(rcoll_config_find("RCOLL_EAGER_LIMIT"));
 }
 
+/* Every numeric setting has a range, and its default lies inside it. */
+static void test_config_ranges(void **state)
+{
+    (void)state;
+    rcoll_config_t cfg;
+    char err[160], desc[160];
+    for (int t = 0; rcoll_config_tables[t] != NULL; t++) {
+        for (const rcoll_config_entry_t *e = rcoll_config_tables[t]; e->name != NULL; e++) {
+            int numeric = e->type == RCOLL_CONFIG_INT || e->type == RCOLL_CONFIG_UINT ||
+                          e->type == RCOLL_CONFIG_SIZE || e->type == RCOLL_CONFIG_DOUBLE;
+            if (!numeric)
+                continue;
+            if (!(e->min < e->max))
+                fail_msg("RCOLL_%s has no range", e->name);
+            memset(&cfg, 0, sizeof(cfg));
+            if (rcoll_config_entry_set(&cfg, e, e->defval, err, sizeof(err)) != RCOLL_OK)
+                fail_msg("RCOLL_%s: default '%s' refused: %s", e->name, e->defval, err);
+            rcoll_config_describe(e, desc, sizeof(desc));
+            assert_non_null(strstr(desc, "Range "));
+        }
+    }
+    /* a refused value leaves the field as it was */
+    const rcoll_config_entry_t *e = rcoll_config_find("EAGER_LIMIT");
+    cfg.eager_limit = 77;
+    assert_int_equal(rcoll_config_entry_set(&cfg, e, "9223372036854775808", err, sizeof(err)),
+                     RCOLL_ERR_INVALID_ARG);
+    assert_int_equal(cfg.eager_limit, 77);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -190,6 +219,7 @@ int main(void)
         cmocka_unit_test(test_config_defaults_env_overrides),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_config_table_consistent),
+        cmocka_unit_test(test_config_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
