@@ -74,6 +74,18 @@ static rcoll_status_t check_buf(const char *fn, const char *what, const void *bu
     return RCOLL_OK;
 }
 
+/* A buffer written by the collective: never RCOLL_IN_PLACE (a send buffer
+ * only), whatever the count. */
+static rcoll_status_t check_outbuf(const char *fn, const char *what, const void *buf, size_t count)
+{
+    if (buf == RCOLL_IN_PLACE) {
+        rcoll_error("%s: invalid argument: %s is RCOLL_IN_PLACE, which only a send buffer may be",
+                    fn, what);
+        return RCOLL_ERR_INVALID_ARG;
+    }
+    return check_buf(fn, what, buf, count);
+}
+
 static rcoll_status_t check_req(const char *fn, rcoll_request_t **req)
 {
     if (req == NULL) {
@@ -115,7 +127,7 @@ RCOLL_API rcoll_status_t rcoll_iallreduce(const void *sendbuf, void *recvbuf, si
     CHECK(check_op(fn, dtype, op));
     CHECK(check_bytes(fn, count, dtype, 1));
     CHECK(check_buf(fn, "sendbuf", sendbuf, count));
-    CHECK(check_buf(fn, "recvbuf", recvbuf, count));
+    CHECK(check_outbuf(fn, "recvbuf", recvbuf, count));
     rcoll_coll_args_t a = { .type = RCOLL_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf,
                             .count = count, .dtype = dtype, .op = op };
     return post(comm, &a, req);
@@ -136,7 +148,7 @@ RCOLL_API rcoll_status_t rcoll_ibcast(void *buf, size_t count, rcoll_datatype_t 
     CHECK(check_dtype(fn, dtype));
     CHECK(check_root(fn, comm, root));
     CHECK(check_bytes(fn, count, dtype, 1));
-    CHECK(check_buf(fn, "buf", buf, count));
+    CHECK(check_outbuf(fn, "buf", buf, count));
     rcoll_coll_args_t a = { .type = RCOLL_COLL_BCAST, .sendbuf = buf, .recvbuf = buf,
                             .count = count, .dtype = dtype, .root = root, .in_place = 1 };
     return rcoll_task_post(comm, &a, req);
@@ -174,8 +186,8 @@ RCOLL_API rcoll_status_t rcoll_ireduce(const void *sendbuf, void *recvbuf, size_
     CHECK(check_root(fn, comm, root));
     CHECK(check_bytes(fn, count, dtype, 1));
     CHECK(check_buf(fn, "sendbuf", sendbuf, count));
-    if (comm->rank == root || sendbuf == RCOLL_IN_PLACE) {
-        CHECK(check_buf(fn, "recvbuf", recvbuf, count));
+    if (comm->rank == root || sendbuf == RCOLL_IN_PLACE || recvbuf == RCOLL_IN_PLACE) {
+        CHECK(check_outbuf(fn, "recvbuf", recvbuf, count));
     }
     rcoll_coll_args_t a = { .type = RCOLL_COLL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf,
                             .count = count, .dtype = dtype, .op = op, .root = root };
@@ -201,7 +213,7 @@ RCOLL_API rcoll_status_t rcoll_iallgather(const void *sendbuf, void *recvbuf, si
     CHECK(check_dtype(fn, dtype));
     CHECK(check_bytes(fn, count, dtype, (size_t)comm->size));
     CHECK(check_buf(fn, "sendbuf", sendbuf, count));
-    CHECK(check_buf(fn, "recvbuf", recvbuf, count));
+    CHECK(check_outbuf(fn, "recvbuf", recvbuf, count));
     rcoll_coll_args_t a = { .type = RCOLL_COLL_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf,
                             .count = count, .dtype = dtype };
     if (sendbuf == RCOLL_IN_PLACE) {
@@ -229,7 +241,7 @@ RCOLL_API rcoll_status_t rcoll_ireduce_scatter(const void *sendbuf, void *recvbu
     CHECK(check_op(fn, dtype, op));
     CHECK(check_bytes(fn, recvcount, dtype, (size_t)comm->size));
     CHECK(check_buf(fn, "sendbuf", sendbuf, recvcount));
-    CHECK(check_buf(fn, "recvbuf", recvbuf, recvcount));
+    CHECK(check_outbuf(fn, "recvbuf", recvbuf, recvcount));
     rcoll_coll_args_t a = { .type = RCOLL_COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf,
                             .count = recvcount, .dtype = dtype, .op = op };
     return post(comm, &a, req);

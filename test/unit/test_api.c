@@ -500,6 +500,34 @@ static void test_validate_allgather_reduce_scatter(void **state)
     EXPECT_INVALID(rcoll_ireduce_scatter(sbuf, rbuf, N, RCOLL_INT32, RCOLL_SUM, world, NULL));
 }
 
+/* RCOLL_IN_PLACE is only a send buffer: as a receive buffer or as bcast's
+ * buffer it is refused (issue 12: it was taken as address 0x1). */
+static void test_validate_in_place(void **state)
+{
+    (void)state;
+    rcoll_request_t *req;
+    void *IP = (void *)RCOLL_IN_PLACE;
+    EXPECT_INVALID(rcoll_allreduce(sbuf, IP, N, RCOLL_INT32, RCOLL_SUM, world));
+    EXPECT_INVALID(rcoll_allreduce(RCOLL_IN_PLACE, IP, N, RCOLL_INT32, RCOLL_SUM, world));
+    EXPECT_INVALID(rcoll_iallreduce(sbuf, IP, N, RCOLL_INT32, RCOLL_SUM, world, &req));
+    EXPECT_INVALID(rcoll_bcast(IP, N, RCOLL_INT32, 0, world));
+    EXPECT_INVALID(rcoll_ibcast(IP, N, RCOLL_INT32, 0, world, &req));
+    EXPECT_INVALID(rcoll_reduce(sbuf, IP, N, RCOLL_INT32, RCOLL_SUM, 0, world));
+    EXPECT_INVALID(rcoll_reduce(RCOLL_IN_PLACE, IP, N, RCOLL_INT32, RCOLL_SUM, 0, world));
+    EXPECT_INVALID(rcoll_allgather(sbuf, IP, N, RCOLL_INT32, world));
+    EXPECT_INVALID(rcoll_allgather(RCOLL_IN_PLACE, IP, N, RCOLL_INT32, world));
+    EXPECT_INVALID(rcoll_iallgather(sbuf, IP, N, RCOLL_INT32, world, &req));
+    EXPECT_INVALID(rcoll_reduce_scatter(sbuf, IP, N, RCOLL_INT32, RCOLL_SUM, world));
+    EXPECT_INVALID(rcoll_ireduce_scatter(RCOLL_IN_PLACE, IP, N, RCOLL_INT32, RCOLL_SUM, world, &req));
+    /* count 0 as well: the buffer is never meaningful */
+    EXPECT_INVALID(rcoll_bcast(IP, 0, RCOLL_INT32, 0, world));
+    EXPECT_INVALID(rcoll_allreduce(sbuf, IP, 0, RCOLL_INT32, RCOLL_SUM, world));
+    /* where it is allowed it still works */
+    fill_patterns();
+    assert_int_equal(rcoll_allreduce(RCOLL_IN_PLACE, rbuf, N, RCOLL_INT32, RCOLL_SUM, world), RCOLL_OK);
+    assert_memory_equal(rbuf, rpat, N * 4);
+}
+
 static void test_validate_requests_and_comms(void **state)
 {
     (void)state;
@@ -717,6 +745,7 @@ int main(void)
         cmocka_unit_test(test_validate_bcast_barrier),
         cmocka_unit_test(test_validate_reduce),
         cmocka_unit_test(test_validate_allgather_reduce_scatter),
+        cmocka_unit_test(test_validate_in_place),
         cmocka_unit_test(test_validate_requests_and_comms),
         cmocka_unit_test(test_config_set),
         cmocka_unit_test(test_count_zero),
