@@ -104,6 +104,22 @@ const rcoll_config_entry_t *rcoll_config_find(const char *name);
  * README ("Range 0 to 1048576. Must be equal on every rank."); "" if none. */
 void rcoll_config_describe(const rcoll_config_entry_t *e, char *buf, size_t len);
 
+/* RCOLL_TIMEOUT (seconds, 0 = forever) for an API that takes whole seconds
+ * in an int (PMIx): 0 stays 0, anything else is rounded to the nearest
+ * second but at least 1 (not "forever") and at most INT_MAX, so no cast of
+ * an out-of-range double is ever made. */
+static inline int rcoll_config_timeout_int(double seconds)
+{
+    if (!(seconds > 0)) {
+        return 0;
+    }
+    if (seconds >= 2147483647.0) {
+        return 2147483647;
+    }
+    int s = (int)(seconds + 0.5);
+    return s > 0 ? s : 1;
+}
+
 /* Parse a size with an optional k/m/g suffix; returns 0 on success. */
 int rcoll_parse_size(const char *s, size_t *out);
 

@@ -181,6 +181,23 @@ static void test_config_table_consistent(void **state)
     assert_non_null(rcoll_config_find("RCOLL_EAGER_LIMIT"));
 }
 
+/* RCOLL_TIMEOUT as PMIx's int seconds: never an out-of-range cast (issue
+ * 12: above INT_MAX it was undefined behaviour), never 0 unless it is 0. */
+static void test_timeout_int(void **state)
+{
+    (void)state;
+    assert_int_equal(rcoll_config_timeout_int(0), 0);
+    assert_int_equal(rcoll_config_timeout_int(-3), 0);
+    assert_int_equal(rcoll_config_timeout_int(0.2), 1);
+    assert_int_equal(rcoll_config_timeout_int(2.4), 2);
+    assert_int_equal(rcoll_config_timeout_int(2.5), 3);
+    assert_int_equal(rcoll_config_timeout_int(300), 300);
+    assert_int_equal(rcoll_config_timeout_int(2147483646.4), 2147483646);
+    assert_int_equal(rcoll_config_timeout_int(2147483647.0), 2147483647);
+    assert_int_equal(rcoll_config_timeout_int(3e9), 2147483647);
+    assert_int_equal(rcoll_config_timeout_int(1e300), 2147483647);
+}
+
 /* Every numeric setting has a range, and its default lies inside it. */
 static void test_config_ranges(void **state)
 {
@@ -220,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_config_table_consistent),
         cmocka_unit_test(test_config_ranges),
+        cmocka_unit_test(test_timeout_int),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
