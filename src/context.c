@@ -499,16 +499,21 @@ RCOLL_API rcoll_status_t rcoll_finalize(rcoll_context_t *ctx)
         return RCOLL_OK;
     }
     rcoll_log_enter(&ctx->log);
-    rcoll_status_t st = RCOLL_OK;
-    if (!rcoll_list_empty(&ctx->active)) {
-        rcoll_warn("rcoll_finalize: collectives are still in flight; they are abandoned");
-        st = RCOLL_ERR_NOT_FINALIZED;
+    /* A request the user has not completed (rcoll_wait, or rcoll_test
+     * reporting it done) keeps the context: destroying it would leave the
+     * handle dangling.  Nothing is changed; finish the requests and call
+     * again. */
+    if (ctx->ntasks_live > 0) {
+        rcoll_error("rcoll_finalize: %d request(s) not yet completed by rcoll_wait or rcoll_test; "
+                    "the context is left as it was", ctx->ntasks_live);
+        return RCOLL_ERR_NOT_FINALIZED;
     }
     if (ctx->ncomms > 1) {
         rcoll_warn("rcoll_finalize: %d communicators were not freed", ctx->ncomms - 1);
     }
     /* Peers may still be sending to us: leave together. */
-    if (ctx->size > 1 && st == RCOLL_OK) {
+    rcoll_status_t st = RCOLL_OK;
+    if (ctx->size > 1) {
         st = rcoll_barrier(ctx->world);
     }
     context_destroy(ctx);

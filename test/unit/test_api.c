@@ -554,6 +554,79 @@ static void test_validate_requests_and_comms(void **state)
     assert_int_equal(rcoll_barrier(world), RCOLL_OK);
 }
 
+/* A request is gone once waited (or tested done): using its handle again
+ * is refused with INVALID_ARG, and the requests made after it stay
+ * distinct (issue 12: a second wait put the request on the free list
+ * twice, so two later requests became one object). */
+static void test_request_reuse(void **state)
+{
+    (void)state;
+    int done = 7;
+    rcoll_request_t *req = NULL, *r2 = NULL, *r3 = NULL;
+    assert_int_equal(rcoll_ibarrier(world, &req), RCOLL_OK);
+    assert_int_equal(rcoll_wait(req), RCOLL_OK);
+    assert_int_equal(rcoll_wait(req), RCOLL_ERR_INVALID_ARG);
+    assert_int_equal(rcoll_test(req, &done), RCOLL_ERR_INVALID_ARG);
+    assert_int_equal(done, 7);
+    /* the next two requests are two objects, each completing once */
+    int32_t a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8}, ra[4] = {0}, rb[4] = {0};
+    assert_int_equal(rcoll_iallreduce(a, ra, 4, RCOLL_INT32, RCOLL_SUM, world, &r2), RCOLL_OK);
+    assert_int_equal(rcoll_iallreduce(b, rb, 4, RCOLL_INT32, RCOLL_SUM, world, &r3), RCOLL_OK);
+    assert_true(r2 != r3);
+    assert_true(r2 != req && r3 != req);
+    assert_int_equal(rcoll_wait(req), RCOLL_ERR_INVALID_ARG);   /* stale, not r2 or r3 */
+    assert_int_equal(rcoll_test(r3, &done), RCOLL_OK);
+    assert_int_equal(done, 1);
+    assert_int_equal(rcoll_test(r3, &done), RCOLL_ERR_INVALID_ARG);
+    assert_int_equal(rcoll_wait(r3), RCOLL_ERR_INVALID_ARG);
+    assert_int_equal(rcoll_wait(r2), RCOLL_OK);
+    assert_int_equal(rcoll_wait(r2), RCOLL_ERR_INVALID_ARG);
+    assert_memory_equal(ra, a, sizeof(a));
+    assert_memory_equal(rb, b, sizeof(b));
+    /* many reuses of the same storage later, the first handle is still stale */
+    for (int i = 0; i < 100; i++) {
+        rcoll_request_t *r = NULL;
+        assert_int_equal(rcoll_ibarrier(world, &r), RCOLL_OK);
+        assert_true(r != req);
+        assert_int_equal(rcoll_wait(r), RCOLL_OK);
+    }
+    assert_int_equal(rcoll_wait(req), RCOLL_ERR_INVALID_ARG);
+    /* and the context still works */
+    assert_int_equal(rcoll_barrier(world), RCOLL_OK);
+}
+
+/* rcoll_finalize with a request not yet completed by wait/test refuses,
+ * and leaves the context whole: the request can still be waited for, the
+ * context used and then finalized (issue 12: it was destroyed anyway). */
+static int child_finalize_active(void)
+{
+    unset_launch_env();
+    rcoll_context_t *c = NULL;
+    CHILD_EXPECT(rcoll_init(NULL, &c) == RCOLL_OK, 10);
+    rcoll_comm_t *w = rcoll_comm_world(c), *d = NULL;
+    rcoll_request_t *req = NULL, *req2 = NULL;
+    CHILD_EXPECT(rcoll_ibarrier(w, &req) == RCOLL_OK, 11);
+    CHILD_EXPECT(rcoll_finalize(c) == RCOLL_ERR_NOT_FINALIZED, 12);
+    CHILD_EXPECT(rcoll_context_size(c) == 1, 13);
+    CHILD_EXPECT(rcoll_wait(req) == RCOLL_OK, 14);
+    /* a request on another communicator counts as well */
+    CHILD_EXPECT(rcoll_comm_dup(w, &d) == RCOLL_OK, 15);
+    int32_t x = 3, y = 0;
+    CHILD_EXPECT(rcoll_iallreduce(&x, &y, 1, RCOLL_INT32, RCOLL_SUM, d, &req2) == RCOLL_OK, 16);
+    CHILD_EXPECT(rcoll_finalize(c) == RCOLL_ERR_NOT_FINALIZED, 17);
+    CHILD_EXPECT(rcoll_wait(req2) == RCOLL_OK && y == 3, 18);
+    CHILD_EXPECT(rcoll_comm_free(d) == RCOLL_OK, 19);
+    CHILD_EXPECT(rcoll_barrier(w) == RCOLL_OK, 20);
+    CHILD_EXPECT(rcoll_finalize(c) == RCOLL_OK, 21);
+    return 0;
+}
+
+static void test_finalize_active(void **state)
+{
+    (void)state;
+    assert_int_equal(in_child(child_finalize_active), 0);
+}
+
 static void test_config_set(void **state)
 {
     (void)state;
@@ -738,6 +811,7 @@ int main(void)
         cmocka_unit_test(test_init_range_edges),
         cmocka_unit_test(test_init_config_precedence),
         cmocka_unit_test(test_launch_without_pmix),
+        cmocka_unit_test(test_finalize_active),
     };
     const struct CMUnitTest with_ctx[] = {
         cmocka_unit_test(test_singleton_identity),
@@ -747,6 +821,7 @@ int main(void)
         cmocka_unit_test(test_validate_allgather_reduce_scatter),
         cmocka_unit_test(test_validate_in_place),
         cmocka_unit_test(test_validate_requests_and_comms),
+        cmocka_unit_test(test_request_reuse),
         cmocka_unit_test(test_config_set),
         cmocka_unit_test(test_count_zero),
         cmocka_unit_test(test_singleton_copies),
