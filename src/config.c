@@ -326,3 +326,78 @@ rcoll_status_t rcoll_config_load(const char *const *overrides, rcoll_config_t *c
     warn_unknown_env();
     return RCOLL_OK;
 }
+
+/* ---- settings that must be equal on every rank ---- */
+
+int rcoll_config_match_count(void)
+{
+    int n = 0;
+    for (int t = 0; rcoll_config_tables[t] != NULL; t++) {
+        for (const rcoll_config_entry_t *e = rcoll_config_tables[t]; e->name != NULL; e++) {
+            n += e->match != RCOLL_CONFIG_MATCH_NONE;
+        }
+    }
+    return n;
+}
+
+const rcoll_config_entry_t *rcoll_config_match_entry(int i)
+{
+    for (int t = 0; rcoll_config_tables[t] != NULL; t++) {
+        for (const rcoll_config_entry_t *e = rcoll_config_tables[t]; e->name != NULL; e++) {
+            if (e->match != RCOLL_CONFIG_MATCH_NONE && i-- == 0) {
+                return e;
+            }
+        }
+    }
+    return NULL;
+}
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME  0x100000001b3ULL
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ p[i]) * FNV_PRIME;
+    }
+    return h;
+}
+
+/* The contents of the file at path ("" : no file); an unreadable file
+ * hashes by its name, so ranks that cannot read the same file still agree
+ * and the selector's own error says why. */
+static uint64_t hash_file(const char *path)
+{
+    uint64_t h = fnv1a(FNV_OFFSET, "file:", 5);
+    if (path[0] == '\0') {
+        return h;
+    }
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return fnv1a(fnv1a(h, "unreadable:", 11), path, strlen(path));
+    }
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+        h = fnv1a(h, buf, n);
+    }
+    fclose(f);
+    return h;
+}
+
+void rcoll_config_match_hashes(const rcoll_config_t *cfg, uint64_t *hashes)
+{
+    int i = 0;
+    for (int t = 0; rcoll_config_tables[t] != NULL; t++) {
+        for (const rcoll_config_entry_t *e = rcoll_config_tables[t]; e->name != NULL; e++) {
+            if (e->match == RCOLL_CONFIG_MATCH_NONE) {
+                continue;
+            }
+            char value[RCOLL_CONFIG_STR_MAX];
+            rcoll_config_format(cfg, e, value, sizeof(value));
+            hashes[i++] = e->match == RCOLL_CONFIG_MATCH_FILE
+                          ? hash_file(value) : fnv1a(FNV_OFFSET, value, strlen(value));
+        }
+    }
+}

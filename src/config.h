@@ -12,6 +12,7 @@
 #define RCOLL_CONFIG_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "rcoll.h"
 
 #define RCOLL_CONFIG_STR_MAX 256
@@ -119,6 +120,14 @@ static inline int rcoll_config_timeout_int(double seconds)
     int s = (int)(seconds + 0.5);
     return s > 0 ? s : 1;
 }
+
+/* The settings that must be equal on every rank (match != NONE), in table
+ * order: how many, the i-th, and a 64-bit hash of each one's value in cfg
+ * (MATCH_FILE: of the named file's contents) into hashes[0..count-1].
+ * Ranks exchange the hashes at init and name the first that differs. */
+int rcoll_config_match_count(void);
+const rcoll_config_entry_t *rcoll_config_match_entry(int i);
+void rcoll_config_match_hashes(const rcoll_config_t *cfg, uint64_t *hashes);
 
 /* Parse a size with an optional k/m/g suffix; returns 0 on success. */
 int rcoll_parse_size(const char *s, size_t *out);
