@@ -66,6 +66,10 @@ static int thread_allgather(const void *in, void *out, size_t len, void *arg)
     return 0;
 }
 
+/* 0: a failing rcoll_finalize is not a failure (after a mismatch its
+ * barrier may time out on the ranks that were left waiting). */
+static int check_finalize = 1;
+
 static void *rank_main(void *arg)
 {
     rank_t *r = arg;
@@ -76,7 +80,7 @@ static void *rank_main(void *arg)
     if (r->init_status == RCOLL_OK) {
         r->result = r->body ? r->body(r, ctx) : 0;
         rcoll_status_t st = rcoll_finalize(ctx);
-        if (st != RCOLL_OK) {
+        if (st != RCOLL_OK && check_finalize) {
             fprintf(stderr, "rank %d: rcoll_finalize: %s\n", r->rank, rcoll_strerror(st));
             r->result = 1;
         }
@@ -302,11 +306,166 @@ static void test_finalize_in_flight(void **state)
     assert_int_equal(in_child(child_finalize_in_flight), 0);
 }
 
+/* ---- mismatched calls on the shm path ---- */
+
+enum { CALL_BCAST, CALL_ALLGATHER, CALL_ALLREDUCE };
+
+/* What one rank calls. */
+typedef struct {
+    int              type;
+    size_t           count;
+    rcoll_datatype_t dtype;
+    rcoll_op_t       op;
+    int              root;
+} call_t;
+
+static const call_t *mm_calls;     /* per rank */
+static unsigned      mm_must_fail; /* bit r: rank r must return an error */
+
+static int64_t val(int r, size_t i) { return (int64_t)r * 1000 + (int64_t)i + 1; }
+
+static void put(void *buf, rcoll_datatype_t dt, size_t i, int64_t v)
+{
+    if (dt == RCOLL_INT64)
+        ((int64_t *)buf)[i] = v;
+    else
+        ((int32_t *)buf)[i] = (int32_t)v;
+}
+
+static int64_t get(const void *buf, rcoll_datatype_t dt, size_t i)
+{
+    return dt == RCOLL_INT64 ? ((const int64_t *)buf)[i] : ((const int32_t *)buf)[i];
+}
+
+/* The result this rank's own call implies, had every rank called the same. */
+static int64_t expected(const call_t *c, int n, size_t i)
+{
+    if (c->type == CALL_BCAST)
+        return val(c->root, i);
+    if (c->type == CALL_ALLGATHER)
+        return val((int)(i / c->count), i % c->count);
+    if (c->op == RCOLL_MAX)
+        return val(n - 1, i);
+    int64_t sum = 0;
+    for (int q = 0; q < n; q++)
+        sum += val(q, i);
+    return sum;
+}
+
+/* Runs this rank's call.  A success must come with the data its own call
+ * implies (stale or foreign bytes fail); a rank in mm_must_fail must
+ * return an error; errors must be PROTOCOL, TRUNCATED or (for a rank left
+ * waiting) TIMEOUT. */
+static int body_mismatch(rank_t *r, rcoll_context_t *ctx)
+{
+    const call_t *c = &mm_calls[r->rank];
+    rcoll_comm_t *w = rcoll_comm_world(ctx);
+    int n = r->w->n, me = r->rank;
+    int64_t *sbuf = calloc(1024, sizeof(int64_t)), *rbuf = malloc(1024 * 8 * sizeof(int64_t));
+    memset(rbuf, 0x5a, 1024 * 8 * sizeof(int64_t));      /* "stale" bytes */
+    for (size_t i = 0; i < c->count; i++)
+        put(sbuf, c->dtype, i, val(me, i));
+    rcoll_status_t st;
+    if (c->type == CALL_BCAST) {
+        if (me == c->root)
+            memcpy(rbuf, sbuf, 1024 * sizeof(int64_t));
+        st = rcoll_bcast(rbuf, c->count, c->dtype, c->root, w);
+    } else if (c->type == CALL_ALLGATHER) {
+        st = rcoll_allgather(sbuf, rbuf, c->count, c->dtype, w);
+    } else {
+        st = rcoll_allreduce(sbuf, rbuf, c->count, c->dtype, c->op, w);
+    }
+    int rc = 0;
+    size_t total = c->count * (c->type == CALL_ALLGATHER ? (size_t)n : 1);
+    for (size_t i = 0; st == RCOLL_OK && i < total && rc == 0; i++) {
+        if (get(rbuf, c->dtype, i) != expected(c, n, i)) {
+            fprintf(stderr, "rank %d: success with wrong data at element %zu: %lld, expected %lld\n",
+                    me, i, (long long)get(rbuf, c->dtype, i), (long long)expected(c, n, i));
+            rc = 1;
+        }
+    }
+    if (rc == 0 && (mm_must_fail >> me & 1) && st == RCOLL_OK) {
+        fprintf(stderr, "rank %d: success although its call differed from the others'\n", me);
+        rc = 2;
+    }
+    if (rc == 0 && st != RCOLL_OK && st != RCOLL_ERR_PROTOCOL && st != RCOLL_ERR_TRUNCATED &&
+        st != RCOLL_ERR_TIMEOUT) {
+        fprintf(stderr, "rank %d: unexpected status %s\n", me, rcoll_strerror(st));
+        rc = 3;
+    }
+    free(sbuf);
+    free(rbuf);
+    return rc;
+}
+
+/* Three ranks on one node, the shm algorithms forced, each calling calls[r]. */
+static int run_mismatch(const char *what, const call_t *calls, unsigned must_fail)
+{
+    const char *const cfg[] = { "RCOLL_TRANSPORT=loop", "RCOLL_TIMEOUT=2",
+                                "RCOLL_BCAST_ALGORITHM=shm", "RCOLL_ALLGATHER_ALGORITHM=shm",
+                                "RCOLL_ALLREDUCE_ALGORITHM=shm", NULL };
+    const char *const *configs[3] = { cfg, cfg, cfg };
+    rcoll_status_t st[3];
+    int res[3];
+    mm_calls = calls;
+    mm_must_fail = must_fail;
+    check_finalize = 0;
+    run_ranks(3, configs, body_mismatch, st, res);
+    for (int i = 0; i < 3; i++) {
+        if (st[i] != RCOLL_OK || res[i] != 0) {
+            fprintf(stderr, "%s: rank %d: init %s, check %d\n", what, i, rcoll_strerror(st[i]), res[i]);
+            return 1 + i;
+        }
+    }
+    return 0;
+}
+
+#define B(_cnt, _root)       { CALL_BCAST, _cnt, RCOLL_INT32, RCOLL_SUM, _root }
+#define G(_cnt)              { CALL_ALLGATHER, _cnt, RCOLL_INT32, RCOLL_SUM, 0 }
+#define R(_cnt, _dt, _op)    { CALL_ALLREDUCE, _cnt, _dt, _op, 0 }
+
+#define TRY(_code, _call) do { int _r = (_call); if (_r) return (_code) + _r; } while (0)
+
+static int child_shm_mismatch(void)
+{
+    /* the control: every rank calls the same */
+    static const call_t same[3] = { R(16, RCOLL_INT32, RCOLL_SUM), R(16, RCOLL_INT32, RCOLL_SUM),
+                                    R(16, RCOLL_INT32, RCOLL_SUM) };
+    TRY(0, run_mismatch("same calls", same, 0));
+    static const call_t bc_count[3] = { B(16, 0), B(16, 0), B(8, 0) };
+    TRY(10, run_mismatch("bcast, rank 2 with another count", bc_count, 1u << 2));
+    static const call_t bc_big[3] = { B(12, 0), B(12, 0), B(100, 0) };
+    TRY(20, run_mismatch("bcast, rank 2 with a larger count", bc_big, 1u << 2));
+    static const call_t ag_count[3] = { G(16), G(16), G(4) };
+    TRY(30, run_mismatch("allgather, rank 2 with another count", ag_count, 7));
+    static const call_t ar_op[3] = { R(16, RCOLL_INT32, RCOLL_SUM), R(16, RCOLL_INT32, RCOLL_SUM),
+                                     R(16, RCOLL_INT32, RCOLL_MAX) };
+    TRY(40, run_mismatch("allreduce, rank 2 with another op", ar_op, 7));
+    static const call_t ar_dt[3] = { R(16, RCOLL_INT32, RCOLL_SUM), R(16, RCOLL_INT32, RCOLL_SUM),
+                                     R(8, RCOLL_INT64, RCOLL_SUM) };
+    TRY(50, run_mismatch("allreduce, rank 2 with another datatype, same bytes", ar_dt, 7));
+    static const call_t ar_count[3] = { R(16, RCOLL_INT32, RCOLL_SUM), R(16, RCOLL_INT32, RCOLL_SUM),
+                                        R(4, RCOLL_INT32, RCOLL_SUM) };
+    TRY(60, run_mismatch("allreduce, rank 2 with another count", ar_count, 7));
+    static const call_t coll[3] = { B(16, 0), B(16, 0), R(16, RCOLL_INT32, RCOLL_SUM) };
+    TRY(70, run_mismatch("rank 2 calls allreduce, the others bcast", coll, 1u << 2));
+    static const call_t root[3] = { B(16, 0), B(16, 0), B(16, 1) };
+    TRY(80, run_mismatch("bcast, rank 2 names another root", root, 0));
+    return 0;
+}
+
+static void test_shm_mismatch(void **state)
+{
+    (void)state;
+    assert_int_equal(in_child(child_shm_mismatch), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_settings_mismatch),
         cmocka_unit_test(test_finalize_in_flight),
+        cmocka_unit_test(test_shm_mismatch),
     };
     if (getenv("RCOLL_LOG_LEVEL") == NULL)
         setenv("RCOLL_LOG_LEVEL", "error", 1);
