@@ -148,6 +148,7 @@ struct rcoll_request {
     const rcoll_alg_t *alg;
     uint32_t           seq;
     int                phase;          /* the algorithm's state */
+    uint32_t           sig;            /* signature of the call (task.c); 0: the core's own */
     rcoll_status_t     status;         /* RCOLL_INPROGRESS until done */
     int                done;
     /* RCOLL_TIMEOUT: progress_count grows whenever the collective moves (an

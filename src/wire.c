@@ -33,6 +33,8 @@ void rcoll_wire_encode(const rcoll_wire_hdr_t *h, void *buf)
     put32(p + 20, h->src);
     put64(p + 24, h->len);
     put64(p + 32, h->addr);
+    put32(p + 40, h->sig);
+    put32(p + 44, 0);
 }
 
 const char *rcoll_msg_type_name(int type)
@@ -62,6 +64,7 @@ rcoll_status_t rcoll_wire_decode(const void *msg, size_t msg_len, rcoll_wire_hdr
     h->src = get32(p + 20);
     h->len = get64(p + 24);
     h->addr = get64(p + 32);
+    h->sig = get32(p + 40);
     if (h->version != RCOLL_WIRE_VERSION) {
         snprintf(err, errlen, "wire version %u, expected %u (mixed rcoll versions?)",
                  h->version, RCOLL_WIRE_VERSION);

@@ -120,8 +120,8 @@ typedef struct {
 
 /*
  * Slot words: collective k's slot word holds k in its low
- * RCOLL__SHM_K_BITS bits and a 24-bit signature of the call (collective,
- * count, datatype, op, root) above, so a reader that finds k with another
+ * RCOLL__SHM_K_BITS bits and 24 bits of the call's signature (collective,
+ * count, datatype, op, root: task->sig) above, so a reader that finds k with another
  * signature knows the ranks called different collectives and fails with
  * RCOLL_ERR_PROTOCOL instead of reading the wrong bytes.  Checking costs
  * nothing on the fast path: the reader compares the whole word with the
@@ -130,20 +130,9 @@ typedef struct {
 #define RCOLL__SHM_K_BITS 40
 #define RCOLL__SHM_K_MASK ((1ull << RCOLL__SHM_K_BITS) - 1)
 
-static inline uint64_t rcoll__shm_sig(const rcoll_coll_args_t *a)
-{
-    uint64_t x = (uint64_t)a->count * 0x9e3779b97f4a7c15ull;
-    x ^= (uint64_t)a->type << 56 ^ (uint64_t)a->dtype << 48 ^ (uint64_t)a->op << 40 ^
-         (uint64_t)(uint32_t)a->root;
-    x ^= x >> 31;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 29;
-    return x & 0xffffff;
-}
-
 static inline uint64_t rcoll__shm_slot_word(uint64_t k, uint64_t sig)
 {
-    return (k & RCOLL__SHM_K_MASK) | sig << RCOLL__SHM_K_BITS;
+    return (k & RCOLL__SHM_K_MASK) | (sig & 0xffffff) << RCOLL__SHM_K_BITS;
 }
 
 /*

@@ -7,7 +7,10 @@
  *    RCOLL_SHM, an algorithm choice, the tune file's contents) fail init on
  *    every rank with INVALID_ARG, and the log names the setting;
  *  - rcoll_finalize with a collective still in flight returns
- *    NOT_FINALIZED and leaves the context usable.
+ *    NOT_FINALIZED and leaves the context usable;
+ *  - ranks calling different collectives, counts, datatypes, ops or roots
+ *    never get success with wrong data, on the shm path (slot signature)
+ *    and over messages (wire header signature), and the odd rank fails.
  *
  * Each test runs in a child process with an alarm, so a hang fails the
  * test instead of the run.
@@ -354,8 +357,9 @@ static int64_t expected(const call_t *c, int n, size_t i)
 
 /* Runs this rank's call.  A success must come with the data its own call
  * implies (stale or foreign bytes fail); a rank in mm_must_fail must
- * return an error; errors must be PROTOCOL, TRUNCATED or (for a rank left
- * waiting) TIMEOUT. */
+ * return an error; errors must be PROTOCOL or TRUNCATED, or for a rank
+ * left waiting TIMEOUT, or PEER_FAILED once a peer that gave up has
+ * finalized. */
 static int body_mismatch(rank_t *r, rcoll_context_t *ctx)
 {
     const call_t *c = &mm_calls[r->rank];
@@ -389,7 +393,7 @@ static int body_mismatch(rank_t *r, rcoll_context_t *ctx)
         rc = 2;
     }
     if (rc == 0 && st != RCOLL_OK && st != RCOLL_ERR_PROTOCOL && st != RCOLL_ERR_TRUNCATED &&
-        st != RCOLL_ERR_TIMEOUT) {
+        st != RCOLL_ERR_TIMEOUT && st != RCOLL_ERR_PEER_FAILED) {
         fprintf(stderr, "rank %d: unexpected status %s\n", me, rcoll_strerror(st));
         rc = 3;
     }
@@ -398,12 +402,16 @@ static int body_mismatch(rank_t *r, rcoll_context_t *ctx)
     return rc;
 }
 
-/* Three ranks on one node, the shm algorithms forced, each calling calls[r]. */
+static int mm_p2p;     /* 1: RCOLL_SHM=0 (messages), 0: the shm algorithms forced */
+
+/* Three ranks on one node, each calling calls[r]. */
 static int run_mismatch(const char *what, const call_t *calls, unsigned must_fail)
 {
-    const char *const cfg[] = { "RCOLL_TRANSPORT=loop", "RCOLL_TIMEOUT=2",
+    const char *const shm[] = { "RCOLL_TRANSPORT=loop", "RCOLL_TIMEOUT=2",
                                 "RCOLL_BCAST_ALGORITHM=shm", "RCOLL_ALLGATHER_ALGORITHM=shm",
                                 "RCOLL_ALLREDUCE_ALGORITHM=shm", NULL };
+    const char *const p2p[] = { "RCOLL_TRANSPORT=loop", "RCOLL_TIMEOUT=2", "RCOLL_SHM=0", NULL };
+    const char *const *cfg = mm_p2p ? p2p : shm;
     const char *const *configs[3] = { cfg, cfg, cfg };
     rcoll_status_t st[3];
     int res[3];
@@ -457,7 +465,38 @@ static int child_shm_mismatch(void)
 static void test_shm_mismatch(void **state)
 {
     (void)state;
+    mm_p2p = 0;
     assert_int_equal(in_child(child_shm_mismatch), 0);
+}
+
+/* The same over messages (RCOLL_SHM=0): the signature in the wire header.
+ * Only the odd rank is sure to see the mismatch itself (the others may
+ * instead wait for a peer that gave up, until RCOLL_TIMEOUT). */
+static int child_p2p_mismatch(void)
+{
+    static const call_t same[3] = { R(16, RCOLL_INT32, RCOLL_SUM), R(16, RCOLL_INT32, RCOLL_SUM),
+                                    R(16, RCOLL_INT32, RCOLL_SUM) };
+    TRY(0, run_mismatch("p2p: same calls", same, 0));
+    static const call_t bc_count[3] = { B(16, 0), B(16, 0), B(8, 0) };
+    TRY(10, run_mismatch("p2p: bcast, rank 2 with another count", bc_count, 1u << 2));
+    static const call_t ag_count[3] = { G(16), G(16), G(4) };
+    TRY(30, run_mismatch("p2p: allgather, rank 2 with another count", ag_count, 1u << 2));
+    static const call_t ar_op[3] = { R(16, RCOLL_INT32, RCOLL_SUM), R(16, RCOLL_INT32, RCOLL_SUM),
+                                     R(16, RCOLL_INT32, RCOLL_MAX) };
+    TRY(40, run_mismatch("p2p: allreduce, rank 2 with another op", ar_op, 1u << 2));
+    static const call_t ar_dt[3] = { R(16, RCOLL_INT32, RCOLL_SUM), R(16, RCOLL_INT32, RCOLL_SUM),
+                                     R(8, RCOLL_INT64, RCOLL_SUM) };
+    TRY(50, run_mismatch("p2p: allreduce, rank 2 with another datatype", ar_dt, 1u << 2));
+    static const call_t coll[3] = { B(16, 0), B(16, 0), R(16, RCOLL_INT32, RCOLL_SUM) };
+    TRY(70, run_mismatch("p2p: rank 2 calls allreduce, the others bcast", coll, 1u << 2));
+    return 0;
+}
+
+static void test_p2p_mismatch(void **state)
+{
+    (void)state;
+    mm_p2p = 1;
+    assert_int_equal(in_child(child_p2p_mismatch), 0);
 }
 
 int main(void)
@@ -466,6 +505,7 @@ int main(void)
         cmocka_unit_test(test_settings_mismatch),
         cmocka_unit_test(test_finalize_in_flight),
         cmocka_unit_test(test_shm_mismatch),
+        cmocka_unit_test(test_p2p_mismatch),
     };
     if (getenv("RCOLL_LOG_LEVEL") == NULL)
         setenv("RCOLL_LOG_LEVEL", "error", 1);

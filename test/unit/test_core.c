@@ -22,7 +22,7 @@ static void test_wire_roundtrip(void **state)
     uint8_t buf[256];
     rcoll_wire_hdr_t h = { .type = RCOLL_MSG_EAGER, .version = RCOLL_WIRE_VERSION, .seq = 0xdeadbeef,
                            .comm_id = 0x0123456789abcdefULL, .step = 77, .src = 5, .len = 3,
-                           .addr = 0 }, out;
+                           .addr = 0, .sig = 0xa1b2c3d4 }, out;
     const void *body;
     size_t body_len;
     char err[128];
@@ -37,6 +37,8 @@ static void test_wire_roundtrip(void **state)
     assert_true(out.comm_id == h.comm_id);
     assert_int_equal(out.step, 77);
     assert_int_equal(out.src, 5);
+    assert_int_equal(buf[40], 0xd4);              /* the call's signature at 40 */
+    assert_int_equal(out.sig, 0xa1b2c3d4);
     assert_int_equal(body_len, 3);
     assert_memory_equal(body, "abc", 3);
 
