@@ -3,7 +3,8 @@
 # counts.  Run from an in-tree build (binaries are found next to this script).
 #
 #   test/integration/run.sh [--launcher rcollrun|mpirun|srun] [--ranks "1 2 3 4 5 8"]
-#                           [--quick] [--label NAME] [--only "coll comm group nb timeout oob"]
+#                           [--quick] [--label NAME]
+#                           [--only "coll comm group nb timeout mismatch oob"]
 #                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
 #
 #   --launcher  rcollrun (default): tools/rcollrun/rcollrun -n N
@@ -14,7 +15,8 @@
 #   --label     name printed on every result line (default: the launcher)
 #   --only      which programs: coll (coll_check), comm (comm_check),
 #               group (group_check), nb (nb_check), timeout (timeout_check,
-#               for N >= 2), oob (oob_threads: 4 threads with rcoll_init_oob
+#               for N >= 2), mismatch (mismatch_check, then mismatch_check
+#               --no-shm, for N >= 2), oob (oob_threads: 4 threads with rcoll_init_oob
 #               contexts in one process, started once without the launcher);
 #               default all
 #   --coll, --algs  passed to coll_check
@@ -36,7 +38,7 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb timeout oob"
+only="coll comm group nb timeout mismatch oob"
 coll_args=()
 limit_override=""
 
@@ -140,6 +142,10 @@ for n in $ranks; do
     wants nb && run_one nb_check "$n" 180 "$here/nb_check"
     if wants timeout && [ "$n" -ge 2 ]; then
         run_one timeout_check "$n" 120 "$here/timeout_check"
+    fi
+    if wants mismatch && [ "$n" -ge 2 ]; then
+        run_one mismatch_check "$n" 180 "$here/mismatch_check"
+        run_one "mismatch_check --no-shm" "$n" 180 "$here/mismatch_check" --no-shm
     fi
 done
 # threads with their own contexts in one process: no launcher, run once

@@ -365,6 +365,14 @@ static int body_mismatch(rank_t *r, rcoll_context_t *ctx)
     const call_t *c = &mm_calls[r->rank];
     rcoll_comm_t *w = rcoll_comm_world(ctx);
     int n = r->w->n, me = r->rank;
+    /* a matching collective first: on the shm path it sets the segment up
+     * (whose set-up messages would catch a mismatch themselves), so that
+     * the case exercises the slot words */
+    int32_t one = 1, cnt = 0;
+    if (rcoll_allreduce(&one, &cnt, 1, RCOLL_INT32, RCOLL_SUM, w) != RCOLL_OK || cnt != n) {
+        fprintf(stderr, "rank %d: the matching allreduce before the case failed\n", me);
+        return 4;
+    }
     int64_t *sbuf = calloc(1024, sizeof(int64_t)), *rbuf = malloc(1024 * 8 * sizeof(int64_t));
     memset(rbuf, 0x5a, 1024 * 8 * sizeof(int64_t));      /* "stale" bytes */
     for (size_t i = 0; i < c->count; i++)
