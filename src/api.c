@@ -76,7 +76,7 @@ static rcoll_status_t check_buf(const char *fn, const char *what, const void *bu
 
 /* A buffer written by the collective: never RCOLL_IN_PLACE (a send buffer
  * only), whatever the count. */
-static rcoll_status_t check_outbuf(const char *fn, const char *what, const void *buf, size_t count)
+static inline rcoll_status_t check_outbuf(const char *fn, const char *what, const void *buf, size_t count)
 {
     if (buf == RCOLL_IN_PLACE) {
         rcoll_error("%s: invalid argument: %s is RCOLL_IN_PLACE, which only a send buffer may be",
@@ -98,7 +98,7 @@ static rcoll_status_t check_req(const char *fn, rcoll_request_t **req)
 #define CHECK(_call) do { rcoll_status_t _st = (_call); if (_st != RCOLL_OK) return _st; } while (0)
 
 /* Post the task; *req gets its handle (see rcoll__task_handle). */
-static rcoll_status_t post_task(rcoll_comm_t *comm, const rcoll_coll_args_t *a, rcoll_request_t **req)
+static inline rcoll_status_t post_task(rcoll_comm_t *comm, const rcoll_coll_args_t *a, rcoll_request_t **req)
 {
     rcoll_task_t *task;
     rcoll_status_t st = rcoll_task_post(comm, a, &task);
@@ -108,7 +108,7 @@ static rcoll_status_t post_task(rcoll_comm_t *comm, const rcoll_coll_args_t *a, 
     return st;
 }
 
-static rcoll_status_t post(rcoll_comm_t *comm, rcoll_coll_args_t *a, rcoll_request_t **req)
+static inline rcoll_status_t post(rcoll_comm_t *comm, rcoll_coll_args_t *a, rcoll_request_t **req)
 {
     if (a->sendbuf == RCOLL_IN_PLACE) {
         a->in_place = 1;

@@ -137,15 +137,12 @@ static void local_copy(const rcoll_coll_args_t *a)
  * datatype, op, root), never 0: it travels in every message (wire.h) and
  * shm slot word (shm.h), so ranks whose calls differ notice instead of
  * exchanging the wrong bytes. */
-static uint32_t call_sig(const rcoll_coll_args_t *a)
+static inline uint32_t call_sig(const rcoll_coll_args_t *a)
 {
-    uint64_t x = (uint64_t)a->count * 0x9e3779b97f4a7c15ull;
-    x ^= (uint64_t)a->type << 56 ^ (uint64_t)a->dtype << 48 ^ (uint64_t)a->op << 40 ^
-         (uint64_t)(uint32_t)a->root;
-    x ^= x >> 31;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 29;
-    return (uint32_t)x | 1;
+    uint64_t what = (uint64_t)a->type | (uint64_t)a->dtype << 8 | (uint64_t)a->op << 16 |
+                    (uint64_t)(uint32_t)a->root << 24;
+    uint64_t x = a->count * 0x9e3779b97f4a7c15ull + what * 0xbf58476d1ce4e5b9ull;
+    return (uint32_t)(x >> 32) | 1;
 }
 
 rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args, rcoll_task_t **out)

@@ -1,25 +1,18 @@
 /* wire.c - encode and validate message headers (layout in wire.h). */
+#include <endian.h>
 #include <stdio.h>
 #include <string.h>
 #include "wire.h"
 #include "transport.h"
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
-static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = v >> (8 * i); }
-static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = v >> (8 * i); }
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
+/* Little-endian fields through memcpy: one load or store each on the
+ * usual hosts, byte order fixed on any. */
+static void put16(uint8_t *p, uint16_t v) { v = htole16(v); memcpy(p, &v, sizeof(v)); }
+static void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, sizeof(v)); }
+static void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, sizeof(v)); }
+static uint16_t get16(const uint8_t *p) { uint16_t v; memcpy(&v, p, sizeof(v)); return le16toh(v); }
+static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, sizeof(v)); return le32toh(v); }
+static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, sizeof(v)); return le64toh(v); }
 
 void rcoll_wire_encode(const rcoll_wire_hdr_t *h, void *buf)
 {
