@@ -162,6 +162,23 @@ static void start_put(rcoll_p2p_op_t *op, const rcoll_wire_hdr_t *rtr, const voi
     }
 }
 
+/* Has the eager message of (task, step) from world rank wpeer arrived already?
+ * A peer that sent its last message and exited (finalize) is reported failed
+ * by some transports as soon as it closes; a receive of a message it
+ * delivered before that must still complete.  Only asked of failed peers. */
+static int eager_arrived(rcoll_context_t *ctx, const rcoll_task_t *task, int wpeer, uint32_t step)
+{
+    rcoll_list_t *pos, *tmp;
+    rcoll_list_for_each_safe(pos, tmp, &ctx->unexpected) {
+        const unexpected_t *u = rcoll_container_of(pos, unexpected_t, link);
+        if (u->hdr.type == RCOLL_MSG_EAGER && u->wpeer == wpeer && u->hdr.step == step &&
+            u->hdr.seq == task->seq && u->hdr.comm_id == task->comm->id) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static rcoll_p2p_op_t *new_op(rcoll_task_t *task, rcoll_p2p_kind_t kind, int peer, uint32_t step,
                               void *buf, size_t len, rcoll_status_t *st)
 {
@@ -176,7 +193,8 @@ static rcoll_p2p_op_t *new_op(rcoll_task_t *task, rcoll_p2p_kind_t kind, int pee
         return NULL;
     }
     int wpeer = comm->world_ranks[peer];
-    if (ctx->peer_failed[wpeer] != RCOLL_OK) {
+    if (ctx->peer_failed[wpeer] != RCOLL_OK &&
+        !(kind == RCOLL_P2P_RECV && eager_arrived(ctx, task, wpeer, step))) {
         rcoll_error("%s (seq %u, step %u): peer rank %d (world %d) has failed earlier",
                     rcoll_coll_name(task->args.type), task->seq, step, peer, wpeer);
         *st = ctx->peer_failed[wpeer];
