@@ -89,6 +89,15 @@ if [ -n "$srun_nodes" ]; then
             { echo "run.sh: --srun-nodes: '$spec' is not K or KxP" >&2; exit 2; }
     done
     nodes=$srun_nodes
+    # srun -N K on a cluster with fewer nodes queues for ever: say so now.
+    need=0
+    for spec in $srun_nodes; do [ "${spec%x*}" -gt "$need" ] && need=${spec%x*}; done
+    have=$(timeout 20 sinfo -h -N -o %N 2>/dev/null | sort -u | wc -l)
+    if [ "$have" -lt "$need" ]; then
+        echo "run.sh: --srun-nodes needs $need Slurm nodes, sinfo shows $have" \
+             "(test/launchers/slurm-up --nodes $need brings them up on this host)" >&2
+        exit 2
+    fi
 fi
 
 export RCOLL_TIMEOUT=${RCOLL_TIMEOUT:-60}
