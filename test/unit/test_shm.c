@@ -310,6 +310,8 @@ static void run_world(int p, uint64_t seed, int bias)
     for (int r = 0; r < p; r++) {
         assert_int_equal(sh[r]->completed, (uint64_t)NOPS);
         assert_int_equal(sh[r]->chunk_next, sh[0]->chunk_next);
+    }
+    for (int r = 0; r < p; r++) {
         free(fr[r].task);
         free(fr[r].send);
         free(fr[r].recv);
