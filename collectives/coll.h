@@ -14,6 +14,12 @@
  *
  * Arguments reach the algorithm already validated, with count > 0 and
  * task->args.sendbuf resolved: for in-place calls sendbuf == recvbuf.
+ *
+ * Precondition: an algorithm runs only on a communicator of p >= 2 ranks
+ * and with count > 0 (a barrier: any count).  rcoll_task_post (src/task.c)
+ * completes a collective on one rank, or of zero elements, by itself (a
+ * local copy) and never selects an algorithm for it, so algorithms and the
+ * engines they compose (collectives/engines/) have no p == 1 case.
  */
 #ifndef RCOLL_COLL_H
 #define RCOLL_COLL_H

@@ -6,6 +6,7 @@ librcoll_la_SOURCES += \
     collectives/selector_tune.c \
     collectives/selector_print.c
 noinst_HEADERS += collectives/selector.h collectives/selector_cost.h
+include collectives/engines/local.mk
 include collectives/allreduce/local.mk
 include collectives/bcast/local.mk
 include collectives/barrier/local.mk

@@ -60,14 +60,33 @@ const rcoll_alg_t *rcoll_select_by_cost(rcoll_coll_type_t coll, const rcoll_mode
     return best;
 }
 
-/* ---- ranks per node, cached for the last communicator asked ---- */
+/* ---- the context's caches: ranks per node of the last communicator
+ * asked, and the tune file parsed once per file name.  They live in the
+ * context (ctx->selector, made on first use), so contexts driven by
+ * different threads share nothing. ---- */
 
-static struct {
-    const rcoll_context_t *ctx;
-    uint64_t               comm_id;
-    const int             *world_ranks;
-    int                    size, ppn;
-} ppn_cache;
+typedef struct {
+    struct {
+        int        valid;
+        uint64_t   comm_id;
+        const int *world_ranks;
+        int        size, ppn;
+    } ppn;
+    struct {
+        char         path[RCOLL_CONFIG_STR_MAX];
+        int          loaded;       /* 1: tune holds path's rules; -1: path is bad */
+        rcoll_tune_t tune;
+    } tune;
+} sel_state_t;
+
+/* The context's caches; NULL only when out of memory. */
+static sel_state_t *sel_state(rcoll_context_t *ctx)
+{
+    if (ctx->selector == NULL) {
+        ctx->selector = calloc(1, sizeof(sel_state_t));
+    }
+    return ctx->selector;
+}
 
 static int comm_ppn_compute(const rcoll_comm_t *comm)
 {
@@ -95,61 +114,68 @@ static int comm_ppn_compute(const rcoll_comm_t *comm)
 
 int rcoll_selector_comm_ppn(const rcoll_comm_t *comm)
 {
-    if (ppn_cache.ctx != comm->ctx || ppn_cache.comm_id != comm->id ||
-        ppn_cache.world_ranks != comm->world_ranks || ppn_cache.size != comm->size) {
+    sel_state_t *s = sel_state(comm->ctx);
+    if (s == NULL)
+        return comm_ppn_compute(comm);
+    if (!s->ppn.valid || s->ppn.comm_id != comm->id ||
+        s->ppn.world_ranks != comm->world_ranks || s->ppn.size != comm->size) {
         int ppn = comm_ppn_compute(comm);
         if (ppn < 0)
             return -1;
-        ppn_cache.ctx = comm->ctx;
-        ppn_cache.comm_id = comm->id;
-        ppn_cache.world_ranks = comm->world_ranks;
-        ppn_cache.size = comm->size;
-        ppn_cache.ppn = ppn;
+        s->ppn.valid = 1;
+        s->ppn.comm_id = comm->id;
+        s->ppn.world_ranks = comm->world_ranks;
+        s->ppn.size = comm->size;
+        s->ppn.ppn = ppn;
     }
-    return ppn_cache.ppn;
+    return s->ppn.ppn;
 }
 
-/* ---- the tune file, parsed once per file name ---- */
+/* ---- the tune file ---- */
 
-static struct {
-    char         path[RCOLL_CONFIG_STR_MAX];
-    int          loaded;       /* 1: tune holds path's rules; -1: path is bad */
-    rcoll_tune_t tune;
-} tune_cache;
-
-static const rcoll_tune_t *tune_get(const char *path)
+static const rcoll_tune_t *tune_get(rcoll_context_t *ctx, const char *path)
 {
     char err[512];
+    sel_state_t *s = sel_state(ctx);
 
-    if (tune_cache.loaded != 0 && strcmp(tune_cache.path, path) == 0)
-        return tune_cache.loaded > 0 ? &tune_cache.tune : NULL;
-    rcoll_tune_free(&tune_cache.tune);
-    snprintf(tune_cache.path, sizeof(tune_cache.path), "%s", path);
-    if (rcoll_tune_parse_file(path, &tune_cache.tune, err, sizeof(err)) != RCOLL_OK) {
-        rcoll_error("RCOLL_TUNE_FILE: %s", err);
-        tune_cache.loaded = -1;
+    if (s == NULL) {
+        rcoll_error("RCOLL_TUNE_FILE %s: no memory for the selector's state", path);
         return NULL;
     }
-    rcoll_debug("RCOLL_TUNE_FILE %s: %d rules", path, tune_cache.tune.nrules);
-    tune_cache.loaded = 1;
-    return &tune_cache.tune;
+    if (s->tune.loaded != 0 && strcmp(s->tune.path, path) == 0)
+        return s->tune.loaded > 0 ? &s->tune.tune : NULL;
+    rcoll_tune_free(&s->tune.tune);
+    snprintf(s->tune.path, sizeof(s->tune.path), "%s", path);
+    if (rcoll_tune_parse_file(path, &s->tune.tune, err, sizeof(err)) != RCOLL_OK) {
+        rcoll_error("RCOLL_TUNE_FILE: %s", err);
+        s->tune.loaded = -1;
+        return NULL;
+    }
+    rcoll_debug("RCOLL_TUNE_FILE %s: %d rules", path, s->tune.tune.nrules);
+    s->tune.loaded = 1;
+    return &s->tune.tune;
 }
 
 rcoll_status_t rcoll_selector_init(rcoll_context_t *ctx)
 {
     ctx->config_gen++;       /* choices cached before are stale */
+    sel_state_t *s = sel_state(ctx);
+    if (s == NULL)
+        return RCOLL_ERR_NO_MEMORY;
     if (ctx->config.tune_file[0] == '\0')
         return RCOLL_OK;
-    tune_cache.loaded = 0;   /* re-read: the file may have changed */
-    return tune_get(ctx->config.tune_file) ? RCOLL_OK : RCOLL_ERR_INVALID_ARG;
+    s->tune.loaded = 0;      /* re-read: the file may have changed */
+    return tune_get(ctx, ctx->config.tune_file) ? RCOLL_OK : RCOLL_ERR_INVALID_ARG;
 }
 
 void rcoll_selector_fini(rcoll_context_t *ctx)
 {
-    rcoll_tune_free(&tune_cache.tune);
-    memset(&tune_cache, 0, sizeof(tune_cache));
-    if (ppn_cache.ctx == ctx)
-        memset(&ppn_cache, 0, sizeof(ppn_cache));
+    sel_state_t *s = ctx->selector;
+    if (s != NULL) {
+        rcoll_tune_free(&s->tune.tune);
+        free(s);
+        ctx->selector = NULL;
+    }
 }
 
 /* ---- the choice ---- */
@@ -195,7 +221,7 @@ static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes)
         return alg;
     }
     if (ctx->config.tune_file[0] != '\0') {
-        const rcoll_tune_t *t = tune_get(ctx->config.tune_file);
+        const rcoll_tune_t *t = tune_get(ctx, ctx->config.tune_file);
         if (t == NULL)
             return NULL;
         alg = rcoll_tune_lookup(t, coll, bytes, nranks);
@@ -209,6 +235,9 @@ static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes)
         return NULL;
     }
     rcoll_selector_model_for(ctx, &m);
+    /* shm only where the communicator's creation-time property allows it
+     * (all members on one node, RCOLL_SHM=1): fixed for its lifetime. */
+    m.shm = task->comm->shm_usable;
     alg = rcoll_select_by_cost(coll, &m, bytes, nranks, ppn);
     if (alg == NULL)
         rcoll_error("%s: no algorithm available", rcoll_coll_name(coll));

@@ -5,7 +5,9 @@
  * started by a PMIx launcher (rcollrun, srun --mpi=pmix, prterun, Open MPI's
  * mpirun) calls rcoll_init() once, runs collectives on communicators, and calls
  * rcoll_finalize().  A process started without a launcher is a singleton
- * (size 1).
+ * (size 1).  A program with its own runtime (an MPI program, a test harness,
+ * a framework with its own key-value store) calls rcoll_init_oob() instead and
+ * lends rcoll its all-gather for the start-up exchange.
  *
  * Conventions
  *  - Every function returning rcoll_status_t returns RCOLL_OK (0) on success.
@@ -20,6 +22,8 @@
  *    returns RCOLL_ERR_TIMEOUT and logs the collective, its sequence number,
  *    the algorithm step and the peer it was waiting for.
  *  - The library is not thread safe: call it from one thread per context.
+ *    Contexts are independent: several (rcoll_init_oob) may live in one
+ *    process, each driven by its own thread.
  */
 #ifndef RCOLL_H
 #define RCOLL_H
@@ -35,7 +39,7 @@ extern "C" {
 #define RCOLL_VERSION_MINOR 1
 #define RCOLL_VERSION_PATCH 0
 
-typedef struct rcoll_context rcoll_context_t;   /* opaque: one per process */
+typedef struct rcoll_context rcoll_context_t;   /* opaque: one per process or per rcoll_init_oob */
 typedef struct rcoll_comm    rcoll_comm_t;      /* opaque: an ordered group of ranks */
 typedef struct rcoll_request rcoll_request_t;   /* opaque: a posted nonblocking collective */
 
@@ -45,7 +49,7 @@ typedef enum {
     RCOLL_ERR_INVALID_ARG,     /* a bad argument; nothing was done */
     RCOLL_ERR_NO_MEMORY,       /* an allocation or a memory registration failed */
     RCOLL_ERR_NOT_SUPPORTED,   /* valid, but not supported by this build or device */
-    RCOLL_ERR_BOOTSTRAP,       /* PMIx set-up or address exchange failed */
+    RCOLL_ERR_BOOTSTRAP,       /* PMIx / oob set-up or address exchange failed */
     RCOLL_ERR_TRANSPORT,       /* the network transport reported an error */
     RCOLL_ERR_TIMEOUT,         /* a wait passed its deadline (RCOLL_TIMEOUT) */
     RCOLL_ERR_PEER_FAILED,     /* a peer died or became unreachable */
@@ -102,6 +106,40 @@ const char *rcoll_op_name(rcoll_op_t op);
  * launch with PMIx.
  */
 rcoll_status_t rcoll_init(const char *const *config, rcoll_context_t **ctx);
+
+/*
+ * The out-of-band bootstrap: who this process is and a collective to
+ * exchange start-up data, supplied by a program that already has a runtime.
+ * New fields, if ever needed, go at the end.
+ */
+typedef struct {
+    int    rank;               /* this process, 0..size-1 */
+    int    size;               /* number of processes */
+    /* Collective over all size processes: gather len bytes from each into out
+     * (size * len bytes, in rank order).  Returns 0 on success. */
+    int  (*allgather)(const void *in, void *out, size_t len, void *arg);
+    void  *arg;
+    const char *node;          /* optional: ranks with equal strings share a node;
+                                  NULL: the host name */
+} rcoll_oob_t;
+
+/*
+ * Initialise rcoll like rcoll_init, but bootstrap through oob instead of
+ * PMIx: every one of oob->size processes (or threads: each context is
+ * independent) calls it with its own rank and the same size.  allgather is
+ * called (a few times, every rank with the same len) only inside this call,
+ * never after it returns; rcoll copies what it needs from oob.  Ranks whose
+ * node strings are equal are treated as sharing a node (shared memory is
+ * used between them), so they must really share one.  config is as for
+ * rcoll_init.
+ *
+ * Errors: RCOLL_ERR_INVALID_ARG for a NULL oob or ctx, size < 1, a rank
+ * outside 0..size-1 or a NULL allgather; RCOLL_ERR_BOOTSTRAP when allgather
+ * returns non-zero or does not put this rank's data at index rank (the
+ * reason is logged).  rcoll cannot bound how long allgather takes.
+ */
+rcoll_status_t rcoll_init_oob(const rcoll_oob_t *oob, const char *const *config,
+                              rcoll_context_t **ctx);
 
 /* Release everything init created.  Collective over all ranks only in the
  * sense that peers may still be sending: finalize runs a barrier on the world
@@ -184,9 +222,25 @@ rcoll_status_t rcoll_progress(rcoll_context_t *ctx);
  * color < 0 gives *newcomm = NULL (like MPI_UNDEFINED).  A communicator made
  * here is released with rcoll_comm_free() (collective over it, no pending
  * requests).  The world communicator is never freed by the user.
+ *
+ * rcoll_comm_create_group waits only for a message from the first listed
+ * rank, which waits for nobody, so creations over overlapping groups may run
+ * in different orders on different ranks as long as their first listed ranks
+ * do not wait on each other in a cycle.  ranks must hold 1..size distinct
+ * ranks of parent including the caller's; otherwise (or with a NULL pointer)
+ * it returns RCOLL_ERR_INVALID_ARG, logs why and creates nothing.  Ranks that
+ * list different groups never match each other: they fail by RCOLL_TIMEOUT.
+ * Every communicator gets an id unique in the job, however creations on
+ * different parents and groups interleave.
  */
 rcoll_status_t rcoll_comm_split(rcoll_comm_t *comm, int color, int key, rcoll_comm_t **newcomm);
 rcoll_status_t rcoll_comm_dup(rcoll_comm_t *comm, rcoll_comm_t **newcomm);
+
+/* Collective over the n listed ranks of parent only (each lists the same ranks in the same
+ * order; ranks of parent not listed do not call): a communicator of exactly those ranks, in
+ * that order.  tag tells apart concurrent creations over overlapping groups. */
+rcoll_status_t rcoll_comm_create_group(rcoll_comm_t *parent, const int *ranks, int n,
+                                       int tag, rcoll_comm_t **newcomm);
 rcoll_status_t rcoll_comm_free(rcoll_comm_t *comm);
 
 /* Rank of this process in the world communicator of ctx, the job size, and

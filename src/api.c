@@ -16,6 +16,7 @@ static rcoll_status_t check_comm(const char *fn, const rcoll_comm_t *comm)
         rcoll_error("%s: invalid argument: communicator is NULL", fn);
         return RCOLL_ERR_INVALID_ARG;
     }
+    rcoll_log_enter(&comm->ctx->log);    /* this thread now logs as comm's context */
     return RCOLL_OK;
 }
 
@@ -246,6 +247,7 @@ RCOLL_API rcoll_status_t rcoll_test(rcoll_request_t *req, int *done)
         rcoll_error("rcoll_test: invalid argument: %s is NULL", req == NULL ? "request" : "done");
         return RCOLL_ERR_INVALID_ARG;
     }
+    rcoll_log_enter(&req->ctx->log);
     if (!req->done) {
         rcoll_context_backoff(req->ctx, rcoll_context_progress(req->ctx));
         if (!req->done) {
@@ -267,6 +269,7 @@ RCOLL_API rcoll_status_t rcoll_wait(rcoll_request_t *req)
         rcoll_error("rcoll_wait: invalid argument: request is NULL");
         return RCOLL_ERR_INVALID_ARG;
     }
+    rcoll_log_enter(&req->ctx->log);
     return rcoll_task_wait(req);
 }
 
@@ -276,6 +279,7 @@ RCOLL_API rcoll_status_t rcoll_progress(rcoll_context_t *ctx)
         rcoll_error("rcoll_progress: invalid argument: context is NULL");
         return RCOLL_ERR_INVALID_ARG;
     }
+    rcoll_log_enter(&ctx->log);
     rcoll_context_progress(ctx);
     return RCOLL_OK;
 }

@@ -1,4 +1,8 @@
-/* bootstrap_pmix.c - rank, size, locality and address exchange through PMIx. */
+/*
+ * bootstrap_pmix.c - rank, size, locality and address exchange through PMIx:
+ * the bootstrap of rcoll_init (see bootstrap.h).  The exchange is Put under
+ * one key, Commit, Fence with data collection, then a Get per rank.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,9 +10,13 @@
 #include <pmix.h>
 #include "bootstrap.h"
 
+#define ADDR_KEY "rcoll.addr"
+
 typedef struct {
     pmix_proc_t me;
 } rcoll_pmix_t;
+
+static const rcoll_bootstrap_ops_t pmix_ops;
 
 static int env_int(const char *name)
 {
@@ -69,9 +77,14 @@ static rcoll_status_t get_uint32(rcoll_pmix_t *px, int rank, const char *key, ui
     return RCOLL_OK;
 }
 
-rcoll_status_t rcoll_bootstrap_init(rcoll_context_t *ctx)
+rcoll_status_t rcoll_bootstrap_pmix_init(rcoll_context_t *ctx)
 {
     gethostname(ctx->hostname, sizeof(ctx->hostname) - 1);
+    ctx->boot_ops = &pmix_ops;
+    ctx->node_name = strdup(ctx->hostname);     /* a later issue uses the launcher's node ids */
+    if (ctx->node_name == NULL) {
+        return RCOLL_ERR_NO_MEMORY;
+    }
     if (!have_pmix_server()) {
         int n;
         const char *var = launch_without_pmix(&n);
@@ -102,7 +115,7 @@ rcoll_status_t rcoll_bootstrap_init(rcoll_context_t *ctx)
         free(px);
         return RCOLL_ERR_BOOTSTRAP;
     }
-    ctx->pmix = px;
+    ctx->boot = px;
     ctx->rank = (int)px->me.rank;       /* PMIx_Get(PMIX_RANK) is not answered by all servers */
     uint32_t size, local_rank, local_size;
     rcoll_status_t st = get_uint32(px, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, &size);
@@ -127,7 +140,7 @@ rcoll_status_t rcoll_bootstrap_init(rcoll_context_t *ctx)
     return RCOLL_OK;
 }
 
-rcoll_status_t rcoll_bootstrap_put(rcoll_context_t *ctx, const char *key, const void *data, size_t len)
+static rcoll_status_t pmix_put(const char *key, const void *data, size_t len)
 {
     pmix_value_t val;
     PMIX_VALUE_CONSTRUCT(&val);
@@ -142,9 +155,9 @@ rcoll_status_t rcoll_bootstrap_put(rcoll_context_t *ctx, const char *key, const 
     return RCOLL_OK;
 }
 
-rcoll_status_t rcoll_bootstrap_fence(rcoll_context_t *ctx)
+static rcoll_status_t pmix_fence(rcoll_context_t *ctx)
 {
-    rcoll_pmix_t *px = ctx->pmix;
+    rcoll_pmix_t *px = ctx->boot;
     pmix_status_t rc = PMIx_Commit();
     if (rc != PMIX_SUCCESS) {
         rcoll_error("PMIx_Commit failed: %s", PMIx_Error_string(rc));
@@ -169,10 +182,10 @@ rcoll_status_t rcoll_bootstrap_fence(rcoll_context_t *ctx)
     return RCOLL_OK;
 }
 
-rcoll_status_t rcoll_bootstrap_get(rcoll_context_t *ctx, int rank, const char *key,
-                                   void **data, size_t *len)
+static rcoll_status_t pmix_get(rcoll_context_t *ctx, int rank, const char *key,
+                               void **data, size_t *len)
 {
-    rcoll_pmix_t *px = ctx->pmix;
+    rcoll_pmix_t *px = ctx->boot;
     pmix_proc_t proc;
     pmix_value_t *val = NULL;
     PMIX_PROC_CONSTRUCT(&proc);
@@ -199,14 +212,33 @@ rcoll_status_t rcoll_bootstrap_get(rcoll_context_t *ctx, int rank, const char *k
     return RCOLL_OK;
 }
 
-void rcoll_bootstrap_fini(rcoll_context_t *ctx)
+static rcoll_status_t pmix_exchange(rcoll_context_t *ctx, const void *blob, size_t len,
+                                    void **blobs, size_t *lens)
 {
-    if (ctx->pmix != NULL) {
+    rcoll_status_t st = pmix_put(ADDR_KEY, blob, len);
+    if (st == RCOLL_OK) {
+        st = pmix_fence(ctx);
+    }
+    for (int r = 0; r < ctx->size && st == RCOLL_OK; r++) {
+        st = pmix_get(ctx, r, ADDR_KEY, &blobs[r], &lens[r]);
+    }
+    return st;
+}
+
+static void pmix_fini(rcoll_context_t *ctx)
+{
+    if (ctx->boot != NULL) {
         pmix_status_t rc = PMIx_Finalize(NULL, 0);
         if (rc != PMIX_SUCCESS) {
             rcoll_warn("PMIx_Finalize: %s", PMIx_Error_string(rc));
         }
-        free(ctx->pmix);
-        ctx->pmix = NULL;
+        free(ctx->boot);
+        ctx->boot = NULL;
     }
 }
+
+static const rcoll_bootstrap_ops_t pmix_ops = {
+    .name     = "pmix",
+    .exchange = pmix_exchange,
+    .fini     = pmix_fini,
+};

@@ -1,14 +1,29 @@
 /*
- * comm.c - communicators: the world, split, dup, free.
+ * comm.c - communicators: the world, split, dup, free, and their ids.
  *
- * A communicator's id tags every message of its collectives.  Children get
- * ids derived from the parent's id and the parent's count of children made so
- * far, which every member computes identically without communication (split
- * and dup are called in the same order on all ranks of the parent).
+ * A communicator's id tags every message of its collectives, so it must be
+ * unique in the job.  The world is 1.  Every other id is allotted by one
+ * member, from its own per-context counter, and made known to the others
+ * with the messages the creation sends anyway:
+ *
+ *   id = (world rank of the allotting member + 1) << 32 | its serial
+ *
+ * A (world rank, serial) pair is handed out once, so ids never repeat,
+ * however creations on different parents and groups interleave, and none
+ * depends on a counter that a whole parent must advance in step.  split
+ * (new rank 0's serial, carried in its allgather), dup (rank 0's, by bcast
+ * on the parent) and rcoll_comm_create_group (the first listed rank's,
+ * comm_group.c) share the scheme, so their ids never collide.  The serial
+ * is 32 bits: one rank may allot 2^32 ids before they could repeat.  The top
+ * bit is always clear (world ranks < 2^31 - 1): keys with it set name the
+ * messages of a creation in progress (rcoll__comm_group_key), never a
+ * communicator.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "core.h"
+
+#define GROUP_KEY_BIT (1ULL << 63)
 
 static uint64_t mix64(uint64_t x)
 {
@@ -18,10 +33,30 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static uint64_t child_id(rcoll_comm_t *parent, int color)
+uint64_t rcoll__comm_id_make(int wr, uint32_t serial)
 {
-    uint64_t id = mix64(parent->id ^ mix64(((uint64_t)parent->next_child++ << 32) | (uint32_t)color));
-    return id <= 1 ? id + 2 : id;     /* 1 is the world */
+    return ((uint64_t)(uint32_t)(wr + 1) << 32) | serial;
+}
+
+uint64_t rcoll__comm_id_next(rcoll_context_t *ctx)
+{
+    return rcoll__comm_id_make(ctx->rank, ctx->comm_serial++);
+}
+
+int rcoll__comm_id_valid(uint64_t id)
+{
+    return (id >> 32) >= 1 && !(id & GROUP_KEY_BIT);
+}
+
+/* A hash of (parent id, tag, the group in order), top bit set: distinct
+ * creations share a key with probability 2^-63. */
+uint64_t rcoll__comm_group_key(uint64_t parent_id, int tag, const int *ranks, int n)
+{
+    uint64_t h = mix64(parent_id ^ mix64(((uint64_t)(uint32_t)tag << 32) | (uint32_t)n));
+    for (int i = 0; i < n; i++) {
+        h = mix64(h ^ (uint32_t)ranks[i]);
+    }
+    return h | GROUP_KEY_BIT;
 }
 
 rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, int size,
@@ -39,6 +74,8 @@ rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, in
     for (int i = 0; i < size; i++) {
         comm->local_size += ctx->node_of[world_ranks[i]] == ctx->node_of[ctx->rank];
     }
+    /* The creation-time properties (see core.h): the same on every member. */
+    comm->shm_usable = comm->local_size == size && ctx->config.shm;
     ctx->ncomms++;
     *out = comm;
     return RCOLL_OK;
@@ -49,6 +86,7 @@ void rcoll_comm_destroy(rcoll_comm_t *comm)
     if (comm->shm_free != NULL) {
         comm->shm_free(comm);
     }
+    free(comm->group_seqs);
     comm->ctx->ncomms--;
     free(comm->world_ranks);
     free(comm);
@@ -89,16 +127,16 @@ RCOLL_API rcoll_status_t rcoll_comm_split(rcoll_comm_t *comm, int color, int key
         return RCOLL_ERR_INVALID_ARG;
     }
     int p = comm->size;
-    int32_t mine[2] = { color < 0 ? -1 : color, key };
-    int32_t *all = malloc(sizeof(int32_t) * 2 * (size_t)p);
+    /* every rank offers a serial; the new rank 0's makes the id */
+    int32_t mine[3] = { color < 0 ? -1 : color, key, (int32_t)comm->ctx->comm_serial++ };
+    int32_t *all = malloc(sizeof(int32_t) * 3 * (size_t)p);
     split_entry_t *members = malloc(sizeof(*members) * (size_t)p);
     if (all == NULL || members == NULL) {
         free(all);
         free(members);
         return RCOLL_ERR_NO_MEMORY;
     }
-    rcoll_status_t st = rcoll_allgather(mine, all, 2, RCOLL_INT32, comm);
-    uint64_t id = child_id(comm, color < 0 ? -1 : color);
+    rcoll_status_t st = rcoll_allgather(mine, all, 3, RCOLL_INT32, comm);
     if (st != RCOLL_OK || color < 0) {
         free(all);
         free(members);
@@ -109,11 +147,13 @@ RCOLL_API rcoll_status_t rcoll_comm_split(rcoll_comm_t *comm, int color, int key
     }
     int n = 0;
     for (int r = 0; r < p; r++) {
-        if (all[2 * r] == color) {
-            members[n++] = (split_entry_t){ color, all[2 * r + 1], r };
+        if (all[3 * r] == color) {
+            members[n++] = (split_entry_t){ color, all[3 * r + 1], r };
         }
     }
     qsort(members, (size_t)n, sizeof(*members), cmp_split);
+    uint64_t id = rcoll__comm_id_make(comm->world_ranks[members[0].rank],
+                                      (uint32_t)all[3 * members[0].rank + 2]);
     int *world_ranks = malloc(sizeof(int) * (size_t)n);
     int myrank = -1;
     if (world_ranks == NULL) {
@@ -142,13 +182,24 @@ RCOLL_API rcoll_status_t rcoll_comm_dup(rcoll_comm_t *comm, rcoll_comm_t **newco
         rcoll_error("rcoll_comm_dup: invalid argument: %s is NULL", comm ? "newcomm" : "comm");
         return RCOLL_ERR_INVALID_ARG;
     }
+    /* rank 0 allots the id and tells the others (a collective on comm, so
+     * the ranks' calls pair up in the order they are made) */
+    uint64_t id = comm->rank == 0 ? rcoll__comm_id_next(comm->ctx) : 0;
+    rcoll_status_t st = rcoll_bcast(&id, 1, RCOLL_UINT64, 0, comm);
+    if (st != RCOLL_OK) {
+        return st;
+    }
+    if (!rcoll__comm_id_valid(id)) {
+        rcoll_error("rcoll_comm_dup: rank 0 of communicator 0x%llx sent 0x%llx, not a "
+                    "communicator id", (unsigned long long)comm->id, (unsigned long long)id);
+        return RCOLL_ERR_PROTOCOL;
+    }
     int *world_ranks = malloc(sizeof(int) * (size_t)comm->size);
     if (world_ranks == NULL) {
         return RCOLL_ERR_NO_MEMORY;
     }
     memcpy(world_ranks, comm->world_ranks, sizeof(int) * (size_t)comm->size);
-    rcoll_status_t st = rcoll_comm_create(comm->ctx, child_id(comm, 0x7fffffff), comm->rank,
-                                          comm->size, world_ranks, newcomm);
+    st = rcoll_comm_create(comm->ctx, id, comm->rank, comm->size, world_ranks, newcomm);
     if (st != RCOLL_OK) {
         free(world_ranks);
     }

@@ -3,15 +3,16 @@
 #include <string.h>
 #include "core.h"
 
+/* The answer lives in the context (valid until the next call on it), so
+ * contexts driven by different threads do not share it. */
 RCOLL_API const char *rcoll_config_get(const rcoll_context_t *ctx, const char *name)
 {
-    static char value[RCOLL_CONFIG_STR_MAX];
     const rcoll_config_entry_t *e = name ? rcoll_config_find(name) : NULL;
     if (ctx == NULL || e == NULL) {
         return NULL;
     }
-    rcoll_config_format(&ctx->config, e, value, sizeof(value));
-    return value;
+    rcoll_config_format(&ctx->config, e, ctx->config_value, RCOLL_CONFIG_STR_MAX);
+    return ctx->config_value;
 }
 
 RCOLL_API rcoll_status_t rcoll_config_set(rcoll_context_t *ctx, const char *name, const char *value)
@@ -21,6 +22,7 @@ RCOLL_API rcoll_status_t rcoll_config_set(rcoll_context_t *ctx, const char *name
                     ctx == NULL ? "ctx" : name == NULL ? "name" : "value");
         return RCOLL_ERR_INVALID_ARG;
     }
+    rcoll_log_enter(&ctx->log);
     const rcoll_config_entry_t *e = rcoll_config_find(name);
     if (e == NULL) {
         rcoll_error("rcoll_config_set: unknown setting '%s' (rcoll_info lists them)", name);
@@ -51,7 +53,8 @@ RCOLL_API rcoll_status_t rcoll_config_set(rcoll_context_t *ctx, const char *name
     ctx->config = next;
     ctx->config_gen++;      /* the selector's cached choices may no longer hold */
     if (e->type == RCOLL_CONFIG_LOGLEVEL) {
-        rcoll_log_set_level(ctx->config.log_level);
+        ctx->log.level = ctx->config.log_level;
+        rcoll_log_enter(&ctx->log);
     }
     return RCOLL_OK;
 }

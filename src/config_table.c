@@ -24,8 +24,9 @@ static const rcoll_config_entry_t core_table[] = {
       "(sched_yield); lower it when ranks outnumber cores",
       RCOLL_CONFIG_UINT, F(spin_count), NULL, 1 },
     { "TRANSPORT", "auto", "Network transport: auto (UCX where it can reach the peer, raw verbs "
-      "for iWARP devices or without UCX), ucx, or verbs",
-      RCOLL_CONFIG_ENUM, F(transport), "auto|ucx|verbs", 0 },
+      "for iWARP devices or without UCX), ucx, verbs, or loop (in-memory: only ranks that are "
+      "contexts in one process, for tests)",
+      RCOLL_CONFIG_ENUM, F(transport), "auto|ucx|verbs|loop", 0 },
     { "SHM", "1", "Let the selector choose the shared-memory algorithms (shm) for communicators "
       "whose ranks share one node; forcing RCOLL_<COLL>_ALGORITHM=shm uses them regardless",
       RCOLL_CONFIG_BOOL, F(shm), NULL, 0 },

@@ -1,12 +1,14 @@
 /*
- * context.c - rcoll_init / rcoll_finalize: configuration, PMIx bootstrap,
- * transport set-up and the world communicator.
+ * context.c - rcoll_init / rcoll_init_oob / rcoll_finalize: configuration,
+ * bootstrap (PMIx or the caller's all-gather, see bootstrap.h), transport
+ * set-up and the world communicator.
  *
- * Address exchange: each rank publishes one blob under "rcoll.addr":
- *   a fixed header (wire version, eager limit, transport name, host name)
- *   followed by the transport's address.  After the fence every rank reads
- *   every peer's blob, checks that the ranks agree on the settings that must
- *   match, numbers the nodes by host name, and connects.
+ * Address exchange: each rank contributes one blob to the bootstrap's
+ * exchange: a fixed header (wire version, eager limit, host name, length
+ * of the node name), the node name, then for each transport it opened an
+ * entry and that transport's address.  Every rank then checks that the
+ * ranks agree on the settings that must match, numbers the nodes by node
+ * name, and connects.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,19 +17,19 @@
 #include "bootstrap.h"
 #include "selector.h"
 #include "wire.h"
-#include "verbs/verbs.h"
-
-#define ADDR_KEY "rcoll.addr"
 
 /*
- * The published blob: addr_hdr_t, then for each transport this rank opened
- * a tl_entry_t followed by that transport's address.
+ * The blob: addr_hdr_t, node_len bytes of node name, then for each
+ * transport this rank opened a tl_entry_t followed by that transport's
+ * address.
  */
 typedef struct {
     uint32_t wire_version;
     uint32_t ntls;
     uint64_t eager_limit;
-    char     host[64];
+    char     host[64];         /* for messages */
+    uint32_t node_len;         /* ranks with equal node names share a node */
+    uint32_t reserved;
 } addr_hdr_t;
 
 typedef struct {
@@ -37,6 +39,8 @@ typedef struct {
 } tl_entry_t;
 
 typedef struct {
+    const char    *node;      /* in the blob, node_len bytes, not terminated */
+    size_t         node_len;
     const uint8_t *addr[4];   /* per local tls[] index; NULL if the peer lacks it */
     size_t         len[4];
     int            prefer[4];
@@ -60,16 +64,16 @@ static rcoll_status_t open_one(rcoll_context_t *ctx, const char *name, int prefe
         return RCOLL_ERR_NOT_SUPPORTED;
     }
     rcoll_tl_params_t params = {
-        .rank = ctx->rank, .size = ctx->size, .node_of = ctx->node_of, .config = &ctx->config,
+        .rank = ctx->rank, .size = ctx->size, .hdr_size = RCOLL_WIRE_HDR_SIZE,
+        .node_of = ctx->node_of, .config = &ctx->config,
         .cb = { .arg = ctx, .recv = rcoll_p2p_recv_cb, .peer_error = rcoll_p2p_peer_error_cb },
     };
-    int saved = rcoll__log_level;
     if (quiet) {
-        rcoll_log_set_level(-1);
+        rcoll__log.level = -1;
     }
     rcoll_tl_t *tl;
     rcoll_status_t st = ops->open(&params, &tl);
-    rcoll_log_set_level(saved);
+    rcoll_log_enter(&ctx->log);
     if (st != RCOLL_OK) {
         return st;
     }
@@ -92,9 +96,11 @@ static rcoll_status_t open_one(rcoll_context_t *ctx, const char *name, int prefe
 }
 
 /*
- * RCOLL_TRANSPORT=ucx or verbs: that one for every peer.  auto: UCX, plus
- * raw verbs for peers on other nodes when the device is iWARP (UCX has no
- * iWARP support), or raw verbs alone when UCX cannot start.
+ * RCOLL_TRANSPORT=ucx or verbs: that one for every peer.  auto: the first
+ * backend (UCX) for every peer, plus each later one whose probe finds a
+ * device it should serve remote peers with (raw verbs on iWARP, which UCX
+ * cannot drive); or, when the first cannot start, the first later one that
+ * found a device.  The first is opened quietly when an alternative exists.
  */
 static rcoll_status_t open_transports(rcoll_context_t *ctx)
 {
@@ -102,22 +108,42 @@ static rcoll_status_t open_transports(rcoll_context_t *ctx)
     if (strcmp(want, "auto") != 0) {
         return open_one(ctx, want, 0, 0);
     }
-    char why[160];
-    int have_verbs = rcoll_verbs_available(&ctx->config, why, sizeof(why));
-    rcoll_status_t st = open_one(ctx, "ucx", 0, have_verbs);
-    if (st != RCOLL_OK && !have_verbs) {
+    const rcoll_tl_ops_t *const *b = rcoll_tl_backends;
+    rcoll_tl_probe_t pr[4];
+    int nb = 0, have_alt = 0;
+    for (; b[nb] != NULL && nb < 4; nb++) {
+        memset(&pr[nb], 0, sizeof(pr[nb]));
+        if (nb > 0 && b[nb]->probe != NULL) {
+            b[nb]->probe(&ctx->config, &pr[nb]);
+            have_alt |= pr[nb].available;
+        }
+    }
+    rcoll_status_t st = open_one(ctx, b[0]->name, 0, have_alt);
+    if (st != RCOLL_OK && !have_alt) {
         return st;
     }
-    if (have_verbs && (st != RCOLL_OK || rcoll_verbs_is_iwarp(&ctx->config))) {
-        rcoll_info("opening raw verbs on %s%s", why, st != RCOLL_OK ? " (UCX did not start)" : "");
-        return open_one(ctx, "verbs", 1, 0);
+    for (int i = 1; i < nb; i++) {
+        if (!pr[i].available || (st == RCOLL_OK && !pr[i].prefer_remote)) {
+            continue;
+        }
+        rcoll_info("opening %s on %s%s%s", b[i]->name, pr[i].reason,
+                   st != RCOLL_OK ? ": " : "", st != RCOLL_OK ? "the first transport did not start" : "");
+        rcoll_status_t s2 = open_one(ctx, b[i]->name, 1, 0);
+        if (st != RCOLL_OK) {
+            return s2;       /* the replacement, or its failure */
+        }
+        if (s2 != RCOLL_OK) {
+            return s2;
+        }
     }
     return RCOLL_OK;
 }
 
-static rcoll_status_t publish_address(rcoll_context_t *ctx)
+/* This rank's blob (malloc'd, *len bytes). */
+static rcoll_status_t make_address(rcoll_context_t *ctx, uint8_t **out, size_t *out_len)
 {
-    size_t total = sizeof(addr_hdr_t);
+    size_t node_len = strlen(ctx->node_name);
+    size_t total = sizeof(addr_hdr_t) + node_len;
     const void *addr[4];
     size_t addr_len[4];
     for (int i = 0; i < ctx->ntls; i++) {
@@ -132,10 +158,11 @@ static rcoll_status_t publish_address(rcoll_context_t *ctx)
         return RCOLL_ERR_NO_MEMORY;
     }
     addr_hdr_t h = { .wire_version = RCOLL_WIRE_VERSION, .ntls = (uint32_t)ctx->ntls,
-                     .eager_limit = ctx->eager_limit };
+                     .eager_limit = ctx->eager_limit, .node_len = (uint32_t)node_len };
     snprintf(h.host, sizeof(h.host), "%s", ctx->hostname);
     memcpy(blob, &h, sizeof(h));
-    size_t off = sizeof(h);
+    memcpy(blob + sizeof(h), ctx->node_name, node_len);
+    size_t off = sizeof(h) + node_len;
     for (int i = 0; i < ctx->ntls; i++) {
         tl_entry_t e = { .len = (uint32_t)addr_len[i], .prefer_remote = (uint32_t)ctx->tl_prefer_remote[i] };
         snprintf(e.name, sizeof(e.name), "%s", ctx->tls_ops[i]->name);
@@ -143,16 +170,18 @@ static rcoll_status_t publish_address(rcoll_context_t *ctx)
         memcpy(blob + off + sizeof(e), addr[i], addr_len[i]);
         off += sizeof(e) + addr_len[i];
     }
-    rcoll_status_t st = rcoll_bootstrap_put(ctx, ADDR_KEY, blob, total);
-    free(blob);
-    return st;
+    *out = blob;
+    *out_len = total;
+    return RCOLL_OK;
 }
 
-static int node_index(char (*hosts)[64], int n, const char *host)
+/* The node of the first rank below `upto` whose node name equals pa's; -1 if none. */
+static int node_of_name(const rcoll_context_t *ctx, const peer_addrs_t *pas, int upto,
+                        const peer_addrs_t *pa)
 {
-    for (int i = 0; i < n; i++) {
-        if (strcmp(hosts[i], host) == 0) {
-            return i;
+    for (int r = 0; r < upto; r++) {
+        if (pas[r].node_len == pa->node_len && memcmp(pas[r].node, pa->node, pa->node_len) == 0) {
+            return ctx->node_of[r];
         }
     }
     return -1;
@@ -180,7 +209,13 @@ static rcoll_status_t parse_peer(rcoll_context_t *ctx, int r, const uint8_t *blo
                     (unsigned long long)h->eager_limit, ctx->eager_limit);
         return RCOLL_ERR_BOOTSTRAP;
     }
-    size_t off = sizeof(*h);
+    if (len - sizeof(*h) < h->node_len) {
+        rcoll_error("rank %d published a truncated node name", r);
+        return RCOLL_ERR_BOOTSTRAP;
+    }
+    pa->node = (const char *)blob + sizeof(*h);
+    pa->node_len = h->node_len;
+    size_t off = sizeof(*h) + h->node_len;
     for (uint32_t i = 0; i < h->ntls; i++) {
         tl_entry_t e;
         if (len - off < sizeof(e)) {
@@ -224,47 +259,34 @@ static int choose_peer_tl(const rcoll_context_t *ctx, const peer_addrs_t *pa, in
     return pick;
 }
 
-static rcoll_status_t connect_peers(rcoll_context_t *ctx)
+/* Exchange the blobs, number the nodes, choose a transport per peer, connect. */
+static rcoll_status_t connect_peers(rcoll_context_t *ctx, const uint8_t *mine, size_t mine_len)
 {
-    char (*hosts)[64] = calloc((size_t)ctx->size, 64);
     void **blobs = calloc((size_t)ctx->size, sizeof(void *));
     size_t *lens = calloc((size_t)ctx->size, sizeof(size_t));
-    if (hosts == NULL || blobs == NULL || lens == NULL) {
-        free(hosts); free(blobs); free(lens);
+    addr_hdr_t *hs = calloc((size_t)ctx->size, sizeof(*hs));
+    peer_addrs_t *pas = calloc((size_t)ctx->size, sizeof(*pas));
+    if (blobs == NULL || lens == NULL || hs == NULL || pas == NULL) {
+        free(blobs); free(lens); free(hs); free(pas);
         return RCOLL_ERR_NO_MEMORY;
     }
-    rcoll_status_t st = RCOLL_OK;
+    rcoll_status_t st = ctx->boot_ops->exchange(ctx, mine, mine_len, blobs, lens);
     ctx->nnodes = 0;
-    /* First every host name, so each rank's node is known before choosing. */
+    /* First every node name, so each rank's node is known before choosing. */
     for (int r = 0; r < ctx->size && st == RCOLL_OK; r++) {
-        addr_hdr_t h;
-        peer_addrs_t pa;
-        st = rcoll_bootstrap_get(ctx, r, ADDR_KEY, &blobs[r], &lens[r]);
+        st = parse_peer(ctx, r, blobs[r], lens[r], &hs[r], &pas[r]);
         if (st == RCOLL_OK) {
-            st = parse_peer(ctx, r, blobs[r], lens[r], &h, &pa);
-        }
-        if (st == RCOLL_OK) {
-            int node = node_index(hosts, ctx->nnodes, h.host);
-            if (node < 0) {
-                node = ctx->nnodes++;
-                memcpy(hosts[node], h.host, 64);
-            }
-            ctx->node_of[r] = node;
+            int node = node_of_name(ctx, pas, r, &pas[r]);
+            ctx->node_of[r] = node >= 0 ? node : ctx->nnodes++;
         }
     }
     int counts[4] = { 0 };
     for (int r = 0; r < ctx->size && st == RCOLL_OK; r++) {
-        addr_hdr_t h;
-        peer_addrs_t pa;
-        st = parse_peer(ctx, r, blobs[r], lens[r], &h, &pa);
-        if (st != RCOLL_OK) {
-            break;
-        }
         int same = ctx->node_of[r] == ctx->node_of[ctx->rank];
-        int i = choose_peer_tl(ctx, &pa, same);
+        int i = choose_peer_tl(ctx, &pas[r], same);
         if (i < 0) {
             rcoll_error("rank %d (on %s) shares no transport with this rank (RCOLL_TRANSPORT=%s): set "
-                        "the same RCOLL_TRANSPORT on every rank", r, h.host, ctx->config.transport);
+                        "the same RCOLL_TRANSPORT on every rank", r, hs[r].host, ctx->config.transport);
             st = RCOLL_ERR_BOOTSTRAP;
             break;
         }
@@ -273,17 +295,21 @@ static rcoll_status_t connect_peers(rcoll_context_t *ctx)
         counts[i]++;
         rcoll_debug("rank %d (%s node) uses transport %s", r, same ? "same" : "other",
                     ctx->tls_ops[i]->name);
-        st = ctx->tls_ops[i]->connect(ctx->tls[i], r, pa.addr[i], pa.len[i]);
+        st = ctx->tls_ops[i]->connect(ctx->tls[i], r, pas[r].addr[i], pas[r].len[i]);
     }
     if (st == RCOLL_OK) {
-        int local = 0;
+        int local = 0, below = 0;
         for (int r = 0; r < ctx->size; r++) {
             local += ctx->node_of[r] == ctx->node_of[ctx->rank];
+            below += r < ctx->rank && ctx->node_of[r] == ctx->node_of[ctx->rank];
         }
         if (ctx->local_size != 0 && ctx->local_size != local) {
-            rcoll_debug("PMIx local size %d, host names say %d", ctx->local_size, local);
+            rcoll_debug("the launcher's local size %d, node names say %d", ctx->local_size, local);
         }
         ctx->local_size = local;
+        if (ctx->local_rank < 0) {
+            ctx->local_rank = below;
+        }
         for (int i = 0; i < ctx->ntls; i++) {
             rcoll_info("transport %s serves %d of %d ranks", ctx->tls_ops[i]->name, counts[i], ctx->size);
         }
@@ -293,7 +319,8 @@ static rcoll_status_t connect_peers(rcoll_context_t *ctx)
     }
     free(blobs);
     free(lens);
-    free(hosts);
+    free(hs);
+    free(pas);
     return st;
 }
 
@@ -336,12 +363,84 @@ static void context_destroy(rcoll_context_t *ctx)
         rcoll_comm_destroy(ctx->world);
     }
     rcoll_selector_fini(ctx);
-    rcoll_bootstrap_fini(ctx);
+    if (ctx->boot_ops != NULL) {
+        ctx->boot_ops->fini(ctx);
+    }
+    free(ctx->node_name);
+    free(ctx->config_value);
     free(ctx->node_of);
     free(ctx->peer_tl);
     free(ctx->peer_ops);
     free(ctx->peer_failed);
     free(ctx);
+    rcoll_log_enter(&(rcoll_log_state_t){ .level = RCOLL_LOG_WARN, .rank = -1 });   /* no context now */
+}
+
+/* A context with its configuration loaded; NULL on failure (*st says why). */
+static rcoll_context_t *context_new(const char *const *config, rcoll_status_t *st)
+{
+    rcoll_context_t *ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL || (ctx->config_value = calloc(1, RCOLL_CONFIG_STR_MAX)) == NULL) {
+        free(ctx);
+        *st = RCOLL_ERR_NO_MEMORY;
+        return NULL;
+    }
+    rcoll_list_init(&ctx->posted_recvs);
+    rcoll_list_init(&ctx->sends_wait_rtr);
+    rcoll_list_init(&ctx->unexpected);
+    rcoll_list_init(&ctx->active);
+    rcoll_list_init(&ctx->zombies);
+    rcoll_list_init(&ctx->free_tasks);
+    ctx->log = (rcoll_log_state_t){ .level = RCOLL_LOG_WARN, .rank = -1 };
+    rcoll_log_enter(&ctx->log);
+    *st = rcoll_config_load(config, &ctx->config);
+    if (*st != RCOLL_OK) {
+        free(ctx->config_value);
+        free(ctx);
+        return NULL;
+    }
+    ctx->log.level = ctx->config.log_level;
+    rcoll_log_enter(&ctx->log);
+    return ctx;
+}
+
+/* After the bootstrap's init: transports, exchange, world, selector. */
+static rcoll_status_t context_start(rcoll_context_t *ctx, const char *fn)
+{
+    ctx->log.rank = ctx->rank;
+    rcoll_log_enter(&ctx->log);
+    size_t n = (size_t)ctx->size;
+    ctx->node_of = calloc(n, sizeof(int));
+    ctx->peer_tl = calloc(n, sizeof(*ctx->peer_tl));
+    ctx->peer_ops = calloc(n, sizeof(*ctx->peer_ops));
+    ctx->peer_failed = calloc(n, sizeof(int));
+    if (!ctx->node_of || !ctx->peer_tl || !ctx->peer_ops || !ctx->peer_failed) {
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    ctx->eager_limit = ctx->config.eager_limit;
+    ctx->nnodes = 1;
+    rcoll_status_t st = RCOLL_OK;
+    if (ctx->singleton) {
+        ctx->local_rank = 0;
+        ctx->local_size = 1;
+    } else {
+        uint8_t *blob = NULL;
+        size_t len = 0;
+        st = open_transports(ctx);
+        if (st == RCOLL_OK) st = make_address(ctx, &blob, &len);
+        if (st == RCOLL_OK) st = connect_peers(ctx, blob, len);
+        free(blob);
+    }
+    if (st == RCOLL_OK) st = create_world(ctx);
+    if (st == RCOLL_OK) st = rcoll_selector_init(ctx);
+    if (st != RCOLL_OK) {
+        rcoll_error("%s failed: %s", fn, rcoll_strerror(st));
+        return st;
+    }
+    rcoll_info("initialised (%s bootstrap): rank %d of %d, %d on this node (%s), %d node(s), "
+               "eager limit %zu", ctx->boot_ops->name, ctx->rank, ctx->size, ctx->local_size,
+               ctx->node_name, ctx->nnodes, ctx->eager_limit);
+    return RCOLL_OK;
 }
 
 RCOLL_API rcoll_status_t rcoll_init(const char *const *config, rcoll_context_t **ctxp)
@@ -350,55 +449,46 @@ RCOLL_API rcoll_status_t rcoll_init(const char *const *config, rcoll_context_t *
         rcoll_error("rcoll_init: invalid argument: ctx is NULL");
         return RCOLL_ERR_INVALID_ARG;
     }
-    rcoll_context_t *ctx = calloc(1, sizeof(*ctx));
+    rcoll_status_t st;
+    rcoll_context_t *ctx = context_new(config, &st);
     if (ctx == NULL) {
-        return RCOLL_ERR_NO_MEMORY;
+        return st;
     }
-    rcoll_list_init(&ctx->posted_recvs);
-    rcoll_list_init(&ctx->sends_wait_rtr);
-    rcoll_list_init(&ctx->unexpected);
-    rcoll_list_init(&ctx->active);
-    rcoll_list_init(&ctx->zombies);
-    rcoll_list_init(&ctx->free_tasks);
+    st = rcoll_bootstrap_pmix_init(ctx);
+    if (st == RCOLL_OK) {
+        st = context_start(ctx, "rcoll_init");
+    }
+    if (st != RCOLL_OK) {
+        context_destroy(ctx);
+        return st;
+    }
+    *ctxp = ctx;
+    return RCOLL_OK;
+}
 
-    rcoll_status_t st = rcoll_config_load(config, &ctx->config);
+RCOLL_API rcoll_status_t rcoll_init_oob(const rcoll_oob_t *oob, const char *const *config,
+                                        rcoll_context_t **ctxp)
+{
+    if (ctxp == NULL) {
+        rcoll_error("rcoll_init_oob: invalid argument: ctx is NULL");
+        return RCOLL_ERR_INVALID_ARG;
+    }
+    rcoll_status_t st = rcoll_bootstrap_oob_check(oob);
     if (st != RCOLL_OK) {
-        free(ctx);
         return st;
     }
-    rcoll_log_set_level(ctx->config.log_level);
-    st = rcoll_bootstrap_init(ctx);
+    rcoll_context_t *ctx = context_new(config, &st);
+    if (ctx == NULL) {
+        return st;
+    }
+    st = rcoll_bootstrap_oob_init(ctx, oob);
+    if (st == RCOLL_OK) {
+        st = context_start(ctx, "rcoll_init_oob");
+    }
     if (st != RCOLL_OK) {
         context_destroy(ctx);
         return st;
     }
-    rcoll_log_set_rank(ctx->rank);
-    size_t n = (size_t)ctx->size;
-    ctx->node_of = calloc(n, sizeof(int));
-    ctx->peer_tl = calloc(n, sizeof(*ctx->peer_tl));
-    ctx->peer_ops = calloc(n, sizeof(*ctx->peer_ops));
-    ctx->peer_failed = calloc(n, sizeof(int));
-    if (!ctx->node_of || !ctx->peer_tl || !ctx->peer_ops || !ctx->peer_failed) {
-        context_destroy(ctx);
-        return RCOLL_ERR_NO_MEMORY;
-    }
-    ctx->eager_limit = ctx->config.eager_limit;
-    ctx->nnodes = 1;
-    if (!ctx->singleton) {
-        st = open_transports(ctx);
-        if (st == RCOLL_OK) st = publish_address(ctx);
-        if (st == RCOLL_OK) st = rcoll_bootstrap_fence(ctx);
-        if (st == RCOLL_OK) st = connect_peers(ctx);
-    }
-    if (st == RCOLL_OK) st = create_world(ctx);
-    if (st == RCOLL_OK) st = rcoll_selector_init(ctx);
-    if (st != RCOLL_OK) {
-        rcoll_error("rcoll_init failed: %s", rcoll_strerror(st));
-        context_destroy(ctx);
-        return st;
-    }
-    rcoll_info("initialised: rank %d of %d, %d on this node (%s), %d node(s), eager limit %zu",
-               ctx->rank, ctx->size, ctx->local_size, ctx->hostname, ctx->nnodes, ctx->eager_limit);
     *ctxp = ctx;
     return RCOLL_OK;
 }
@@ -408,6 +498,7 @@ RCOLL_API rcoll_status_t rcoll_finalize(rcoll_context_t *ctx)
     if (ctx == NULL) {
         return RCOLL_OK;
     }
+    rcoll_log_enter(&ctx->log);
     rcoll_status_t st = RCOLL_OK;
     if (!rcoll_list_empty(&ctx->active)) {
         rcoll_warn("rcoll_finalize: collectives are still in flight; they are abandoned");

@@ -53,6 +53,8 @@ typedef struct rcoll_p2p_op {
     rcoll_tl_completion_t put_comp;   /* rndv send */
 } rcoll_p2p_op_t;
 
+typedef struct rcoll_bootstrap_ops rcoll_bootstrap_ops_t;   /* bootstrap.h */
+
 struct rcoll_context {
     rcoll_config_t        config;
     int                   rank, size;          /* world */
@@ -61,7 +63,12 @@ struct rcoll_context {
     int                   nnodes;
     char                  hostname[64];
     int                   singleton;
-    void                 *pmix;                /* bootstrap state */
+    char                 *node_name;           /* ranks with equal names share a node */
+    const rcoll_bootstrap_ops_t *boot_ops;     /* PMIx or the caller's all-gather */
+    void                 *boot;                /* the bootstrap's state */
+    rcoll_log_state_t     log;                 /* level and rank of this context's log lines */
+    void                 *selector;            /* the selector's caches (selector.c) */
+    char                 *config_value;        /* storage of rcoll_config_get's answer */
     /* transports */
     int                   ntls;                /* transport instances opened */
     const rcoll_tl_ops_t *tls_ops[4];
@@ -81,6 +88,7 @@ struct rcoll_context {
     rcoll_list_t          zombies;             /* failed tasks with transport work in flight */
     rcoll_comm_t         *world;
     int                   ncomms;
+    uint32_t              comm_serial;         /* communicator ids allotted here (comm.c) */
     unsigned              idle_polls;
     unsigned              polls;               /* progress calls, for polling transports less */
     int                   p2p_pending;         /* point-to-point ops posted and not done */
@@ -103,10 +111,25 @@ struct rcoll_comm {
     int              rank, size;
     int             *world_ranks;      /* comm rank -> world rank */
     uint32_t         next_seq;         /* sequence number of the next collective */
-    uint32_t         next_child;       /* counter for ids of split/dup children */
+    /* Creations by rcoll_comm_create_group with this parent, counted per
+     * (tag, group) key (comm_group.c): the same on every member. */
+    struct rcoll_group_seq *group_seqs;
+    uint32_t         ngroup_seqs, group_seqs_cap;
     int              nactive;          /* requests not yet completed */
     int              is_world;
+    /* Properties fixed when the communicator is created (rcoll_comm_create)
+     * and never changed: every member derives them from data all members
+     * hold identically (the node of every world rank, exchanged at init, and
+     * RCOLL_SHM, an init-only setting that must be equal on all ranks), so
+     * all reach the same values without communicating.  The selector reads
+     * them; no algorithm is ever swapped for another mid-flight.
+     * shm_usable: every member is on one node and RCOLL_SHM=1, so the
+     * selector may choose the shm algorithms here (a forced shm needs only
+     * the one node).  The segment behind them is still set up lazily, by
+     * the first shm collective; if that fails, that collective and every
+     * later shm one on the communicator return the error (docs/shm.md). */
     int              local_size;       /* members on this rank's node */
+    int              shm_usable;
     /* State of an algorithm family kept for the communicator's lifetime
      * (e.g. the shared-memory segment); freed through shm_free. */
     void            *shm;
@@ -191,5 +214,16 @@ void   rcoll_p2p_cleanup(rcoll_context_t *ctx);
 rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, int size,
                                  int *world_ranks, rcoll_comm_t **out);
 void   rcoll_comm_destroy(rcoll_comm_t *comm);
+/* Communicator ids (comm.c).  id_make: the id allotted by world rank wr with
+ * its serial; id_next: a fresh one allotted here; id_valid: could be one;
+ * group_key: the matching key of a creation's own messages. */
+uint64_t rcoll__comm_id_make(int wr, uint32_t serial);
+uint64_t rcoll__comm_id_next(rcoll_context_t *ctx);
+int      rcoll__comm_id_valid(uint64_t id);
+uint64_t rcoll__comm_group_key(uint64_t parent_id, int tag, const int *ranks, int n);
+/* Post a task that runs alg, chosen by the caller rather than the selector
+ * (the core's own protocols, e.g. agreeing on a communicator's id). */
+rcoll_status_t rcoll_task_post_alg(rcoll_comm_t *comm, const rcoll_coll_args_t *args,
+                                   const rcoll_alg_t *alg, rcoll_task_t **out);
 
 #endif

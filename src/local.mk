@@ -7,7 +7,9 @@ librcoll_la_SOURCES += \
     src/config_api.c \
     src/context.c \
     src/bootstrap_pmix.c \
+    src/bootstrap_oob.c \
     src/comm.c \
+    src/comm_group.c \
     src/datatype.c \
     src/log.c \
     src/p2p.c \

@@ -7,9 +7,7 @@
 #include <unistd.h>
 #include "log.h"
 
-int rcoll__log_level = RCOLL_LOG_WARN;
-static int  log_rank = -1;
-static char log_host[64];
+__thread rcoll_log_state_t rcoll__log = { .level = RCOLL_LOG_WARN, .rank = -1 };
 
 static const char *const level_names[] = { "error", "warn", "info", "debug", "trace" };
 
@@ -36,40 +34,38 @@ const char *rcoll_log_level_name(int level)
 
 void rcoll_log_set_level(int level)
 {
-    rcoll__log_level = level;
+    rcoll__log.level = level;
 }
 
 void rcoll_log_set_rank(int rank)
 {
-    log_rank = rank;
+    rcoll__log.rank = rank;
 }
 
 void rcoll_log_printf(int level, const char *file, int line, const char *fmt, ...)
 {
     int saved_errno = errno;
-    char msg[1024];
+    char msg[1024], host[64] = "";
     va_list ap;
 
-    if (log_host[0] == '\0') {
-        gethostname(log_host, sizeof(log_host) - 1);
-    }
+    gethostname(host, sizeof(host) - 1);      /* not cached: no shared state to race on */
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
 
     char rank[16];
-    if (log_rank >= 0) {
-        snprintf(rank, sizeof(rank), "r%d", log_rank);
+    if (rcoll__log.rank >= 0) {
+        snprintf(rank, sizeof(rank), "r%d", rcoll__log.rank);
     } else {
         snprintf(rank, sizeof(rank), "r?");
     }
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;
     if (level >= RCOLL_LOG_DEBUG) {
-        fprintf(stderr, "[%s:%d %s] rcoll %-5s %s (%s:%d)\n", log_host, (int)getpid(), rank,
+        fprintf(stderr, "[%s:%d %s] rcoll %-5s %s (%s:%d)\n", host, (int)getpid(), rank,
                 rcoll_log_level_name(level), msg, base, line);
     } else {
-        fprintf(stderr, "[%s:%d %s] rcoll %-5s %s\n", log_host, (int)getpid(), rank,
+        fprintf(stderr, "[%s:%d %s] rcoll %-5s %s\n", host, (int)getpid(), rank,
                 rcoll_log_level_name(level), msg);
     }
     errno = saved_errno;

@@ -193,12 +193,12 @@ void rcoll__reduce_f16_portable(void *dst, const void *a, const void *b, size_t 
 void rcoll__reduce_f16(void *dst, const void *a, const void *b, size_t count, rcoll_op_t op)
 {
 #ifdef HAVE_X86_DISPATCH
-    static int f16c = -1;
+    /* No cache of our own (threads of several contexts get here): libgcc's
+     * __cpu_model is filled by its constructor, __builtin_cpu_init is an
+     * idempotent guard, and each test is a load. */
+    __builtin_cpu_init();
+    int f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
 
-    if (f16c < 0) {
-        __builtin_cpu_init();
-        f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
-    }
     if (f16c) {
         reduce_f16_f16c(dst, a, b, count, op);
         return;

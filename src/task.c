@@ -158,6 +158,29 @@ rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args
     return RCOLL_OK;
 }
 
+rcoll_status_t rcoll_task_post_alg(rcoll_comm_t *comm, const rcoll_coll_args_t *args,
+                                   const rcoll_alg_t *alg, rcoll_task_t **out)
+{
+    rcoll_context_t *ctx = comm->ctx;
+    rcoll_task_t *task = task_alloc(ctx);
+    if (task == NULL) {
+        rcoll_error("%s: out of memory for a request", alg->name);
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    task->ctx = ctx;
+    task->comm = comm;
+    task->args = *args;
+    task->status = RCOLL_INPROGRESS;
+    task->wait_peer = -1;
+    task->seq = comm->next_seq++;
+    task->alg = alg;
+    comm->nactive++;
+    rcoll_list_add_tail(&ctx->active, &task->link);
+    rcoll_task_progress(task);
+    *out = task;
+    return RCOLL_OK;
+}
+
 int rcoll_task_check_deadline(rcoll_task_t *task)
 {
     double timeout = task->ctx->config.timeout;

@@ -2,3 +2,4 @@
 include test/unit/local.mk
 include test/integration/local.mk
 include test/launchers/local.mk
+include test/contract/local.mk

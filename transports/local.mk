@@ -2,3 +2,4 @@
 librcoll_la_SOURCES += transports/transport.c
 include transports/ucx/local.mk
 include transports/verbs/local.mk
+include transports/loop/local.mk

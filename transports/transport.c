@@ -2,9 +2,13 @@
 #include <string.h>
 #include "transport.h"
 
+/* transports/loop: in-memory, ranks are contexts in one process (tests). */
+extern const rcoll_tl_ops_t rcoll_tl_loop_ops;
+
 const rcoll_tl_ops_t *const rcoll_tl_backends[] = {
     &rcoll_tl_ucx_ops,
     &rcoll_tl_verbs_ops,
+    &rcoll_tl_loop_ops,
     NULL
 };
 

@@ -4,8 +4,17 @@
  * A backend (transports/ucx, transports/verbs) fills in an rcoll_tl_ops_t.
  * The core never calls UCX or verbs directly.  Contract:
  *
+ *  - probe(), if not NULL, says without opening anything whether the
+ *    backend can start under a configuration, whether it should carry the
+ *    traffic to peers on other nodes even when another backend also opens
+ *    (prefer_remote: e.g. iWARP, which UCX cannot drive), and why (the
+ *    device it would use, or why none is usable).  The core uses it for
+ *    RCOLL_TRANSPORT=auto; a backend without probe is simply opened.
  *  - open() creates an instance for this process (world rank `rank` of
- *    `size`).  address() gives a blob the core publishes through PMIx;
+ *    `size`).  Every message the core sends is a header of at most
+ *    params->hdr_size bytes followed by a payload of at most the eager
+ *    limit (config) or RCOLL_TL_RKEY_MAX bytes: receive buffers must hold
+ *    that.  address() gives a blob the core publishes through the bootstrap;
  *    connect() takes each peer's blob (it may finish the connection lazily,
  *    in progress(), but must not lose messages sent before it finishes).
  *  - send() transmits one message of hdr_len + len bytes (at most
@@ -68,11 +77,19 @@ typedef struct rcoll_tl_callbacks {
 typedef struct rcoll_tl_params {
     int                   rank;        /* world rank of this process */
     int                   size;        /* world size */
+    size_t                hdr_size;    /* the core's largest message header */
     const int            *node_of;     /* node index of every world rank: filled in
                                           after open(), valid from the first connect() */
     const rcoll_config_t *config;
     rcoll_tl_callbacks_t  cb;
 } rcoll_tl_params_t;
+
+/* What probe() found. */
+typedef struct rcoll_tl_probe {
+    int  available;                    /* 1: a usable device; open() should succeed */
+    int  prefer_remote;                /* 1: use it for peers on other nodes */
+    char reason[160];                  /* the device ("siw0:1 iWARP") or why none */
+} rcoll_tl_probe_t;
 
 /* Completion of a put: embed it in the caller's object. */
 typedef struct rcoll_tl_completion rcoll_tl_completion_t;
@@ -82,6 +99,7 @@ struct rcoll_tl_completion {
 
 typedef struct rcoll_tl_ops {
     const char *name;                  /* "ucx", "verbs" */
+    void           (*probe)(const rcoll_config_t *config, rcoll_tl_probe_t *out);   /* optional */
     rcoll_status_t (*open)(const rcoll_tl_params_t *params, rcoll_tl_t **tl);
     void           (*close)(rcoll_tl_t *tl);
     rcoll_status_t (*address)(rcoll_tl_t *tl, const void **addr, size_t *len);

@@ -2,132 +2,68 @@
  * allgather_recursive_doubling.c - recursive doubling allgather, for small
  * blocks.
  *
- * With q = the largest power of two <= p and r = p - q: the extra ranks
- * q..p-1 first send their block to rank j - q and at the end receive the
- * whole result from it.  The q others run log2(q) rounds; in the round of
- * mask m, rank j and j ^ m swap everything they hold: the m blocks of their
- * group and the group's extra blocks (two contiguous ranges, see
- * allgather_ranks.h).  For p a power of two this is plain recursive
- * doubling with one message per round.
+ * Schedule: the fold (engines/fold.h) hands each extra rank's block to its
+ * partner, log2(p2) recursive-doubling steps (engines/recursive.h) swap
+ * ever larger windows of blocks between newrank and newrank ^ 2^k, and the
+ * fold hands the whole result back to the extras.  The blocks are grouped
+ * by the fold: newrank j holds the blocks of the ranks it stands for,
+ * contiguous in the receive buffer, so every step is one message each way.
+ *
+ * Tags: 0 fold-in, 1 + k step k, 64 fold-out.
  */
 #include <string.h>
 #include "core.h"
-#include "allgather_ranks.h"
+#include "engines/fold.h"
+#include "engines/recursive.h"
 #include "selector_cost.h"
 
-#define STEP_FOLD_IN    0u
-#define STEP_MAIN(k)    (1u + 2u * (uint32_t)(k))
-#define STEP_EXTRA(k)   (2u + 2u * (uint32_t)(k))
-#define STEP_FOLD_OUT   1000u
+enum { TAG_STEP = 1 };
+enum { PH_START = 0, PH_FOLD_IN, PH_STEPS, PH_FOLD_OUT };
 
 typedef struct {
-    int q;          /* power-of-two part */
-    int m;          /* current mask */
-    int k;          /* current round */
+    rcoll__fold_t      fold;
+    rcoll__recursive_t steps;
 } ag_rd_state_t;
 RCOLL_ALG_STATE_CHECK(ag_rd_state_t);
 
-enum { PH_START = 0, PH_FOLD_IN, PH_ROUNDS, PH_FOLD_OUT, PH_EXTRA_WAIT_SEND,
-       PH_EXTRA_WAIT_RESULT };
-
-/* Exchange this round's groups with j ^ m. */
-static rcoll_status_t ag_rd_round(rcoll_task_t *task, const ag_rd_state_t *st, size_t blk)
-{
-    int p = rcoll_task_size(task), j = rcoll_task_rank(task), m = st->m;
-    int partner = j ^ m;
-    int base = rcoll_ag_rd_group_base(j, m), pbase = rcoll_ag_rd_group_base(partner, m);
-    int ne = rcoll_ag_rd_extra_count(base, m, p), pne = rcoll_ag_rd_extra_count(pbase, m, p);
-    char *buf = task->args.recvbuf;
-    rcoll_status_t s;
-
-    s = rcoll_task_recv(task, partner, STEP_MAIN(st->k), buf + (size_t)pbase * blk, (size_t)m * blk);
-    if (s == RCOLL_OK && pne > 0)
-        s = rcoll_task_recv(task, partner, STEP_EXTRA(st->k),
-                            buf + (size_t)rcoll_ag_rd_extra_first(pbase, p) * blk, (size_t)pne * blk);
-    if (s == RCOLL_OK)
-        s = rcoll_task_send(task, partner, STEP_MAIN(st->k), buf + (size_t)base * blk, (size_t)m * blk);
-    if (s == RCOLL_OK && ne > 0)
-        s = rcoll_task_send(task, partner, STEP_EXTRA(st->k),
-                            buf + (size_t)rcoll_ag_rd_extra_first(base, p) * blk, (size_t)ne * blk);
-    return s;
-}
-
 static rcoll_status_t ag_rd_progress(rcoll_task_t *task)
 {
-    ag_rd_state_t *st = rcoll_task_state(task, ag_rd_state_t);
+    ag_rd_state_t *S = rcoll_task_state(task, ag_rd_state_t);
+    rcoll_coll_args_t *a = &task->args;
     int p = rcoll_task_size(task), j = rcoll_task_rank(task);
-    size_t blk = task->args.count * rcoll_datatype_size(task->args.dtype);
-    char *buf = task->args.recvbuf;
-    rcoll_status_t s;
+    size_t blk = a->count * rcoll__esize(task);
+    char *buf = a->recvbuf;
+    rcoll__blocks_t b;
+    rcoll_status_t st;
 
     switch (task->phase) {
     case PH_START:
-        if (task->args.sendbuf != buf + (size_t)j * blk && !task->args.in_place)
-            memcpy(buf + (size_t)j * blk, task->args.sendbuf, blk);
-        st->q = rcoll_ag_pow2_floor(p);
-        st->m = 1;
-        st->k = 0;
-        if (j >= st->q) {
-            s = rcoll_task_send(task, j - st->q, STEP_FOLD_IN, buf + (size_t)j * blk, blk);
-            if (s != RCOLL_OK)
-                return s;
-            task->phase = PH_EXTRA_WAIT_SEND;
-            return ag_rd_progress(task);
+        if (!a->in_place && a->sendbuf != buf + (size_t)j * blk) {
+            memcpy(buf + (size_t)j * blk, a->sendbuf, blk);
         }
-        if (j < p - st->q) {
-            s = rcoll_task_recv(task, j + st->q, STEP_FOLD_IN, buf + (size_t)(j + st->q) * blk, blk);
-            if (s != RCOLL_OK)
-                return s;
-        }
+        rcoll__fold_init(&S->fold, task);
         task->phase = PH_FOLD_IN;
         /* fall through */
     case PH_FOLD_IN:
-        s = rcoll_task_test(task);
-        if (s != RCOLL_OK)
-            return s;
-        if (st->m < st->q) {
-            s = ag_rd_round(task, st, blk);
-            if (s != RCOLL_OK)
-                return s;
+        /* the extra's block straight into its place at the partner */
+        st = rcoll__fold_in(task, &S->fold, buf + (size_t)j * blk, blk,
+                            S->fold.partner >= 0 ? buf + (size_t)S->fold.partner * blk : NULL, NULL);
+        if (st != RCOLL_OK) {
+            return st;
         }
-        task->phase = PH_ROUNDS;
+        rcoll__blocks_folded(&b, task, a->count);
+        rcoll__doubling_init(&S->steps, task, S->fold.newrank, &b, buf, TAG_STEP);
+        task->phase = PH_STEPS;
         /* fall through */
-    case PH_ROUNDS:
-        while (st->m < st->q) {
-            s = rcoll_task_test(task);
-            if (s != RCOLL_OK)
-                return s;
-            st->m <<= 1;
-            st->k++;
-            if (st->m < st->q) {
-                s = ag_rd_round(task, st, blk);
-                if (s != RCOLL_OK)
-                    return s;
-            }
-        }
-        if (j < p - st->q) {
-            s = rcoll_task_send(task, j + st->q, STEP_FOLD_OUT, buf, (size_t)p * blk);
-            if (s != RCOLL_OK)
-                return s;
+    case PH_STEPS:
+        if ((st = rcoll__recursive_progress(task, &S->steps)) != RCOLL_OK) {
+            return st;
         }
         task->phase = PH_FOLD_OUT;
         /* fall through */
     case PH_FOLD_OUT:
-        return rcoll_task_test(task);
-
-    case PH_EXTRA_WAIT_SEND:
-        /* The result overwrites the whole buffer, our block included, so it
-         * is received only once our block has left. */
-        s = rcoll_task_test(task);
-        if (s != RCOLL_OK)
-            return s;
-        s = rcoll_task_recv(task, j - st->q, STEP_FOLD_OUT, buf, (size_t)p * blk);
-        if (s != RCOLL_OK)
-            return s;
-        task->phase = PH_EXTRA_WAIT_RESULT;
-        /* fall through */
-    case PH_EXTRA_WAIT_RESULT:
-        return rcoll_task_test(task);
+        /* the result overwrites the extra's block: the fold in has completed */
+        return rcoll__fold_out(task, &S->fold, buf, (size_t)p * blk);
     default:
         rcoll_error("allgather recursive_doubling: bad phase %d", task->phase);
         return RCOLL_ERR_INTERNAL;
@@ -135,22 +71,24 @@ static rcoll_status_t ag_rd_progress(rcoll_task_t *task)
 }
 
 /* Fold in (one block) and out (p blocks) when p is not a power of two; in
- * the round of mask m a message of m blocks, plus one of min(m, r) extra
- * blocks. */
+ * step k a message of the largest window of 2^k newranks' blocks. */
 static double ag_rd_cost(const rcoll_model_t *m, size_t bytes, int nranks, int ppn)
 {
-    int q = rcoll_ag_pow2_floor(nranks), r = nranks - q;
+    int p2 = rcoll__pow2_floor(nranks);
     double t = 0, b = (double)bytes;
 
-    for (int d = 1; d < q; d <<= 1) {
-        int cross = rcoll_cost_cross_xor(d, ppn);
-        t += rcoll_cost_msg(m, b * d, nranks, ppn, cross);
-        if (r > 0)
-            t += rcoll_cost_msg(m, b * (d < r ? d : r), nranks, ppn, cross);
+    for (int d = 1; d < p2; d <<= 1) {
+        int most = 0;
+        for (int base = 0; base < p2; base += d) {
+            int w = rcoll__fold_first(base + d, nranks) - rcoll__fold_first(base, nranks);
+            most = w > most ? w : most;
+        }
+        t += rcoll_cost_msg(m, b * most, nranks, ppn, rcoll_cost_cross_xor(d, ppn));
     }
-    if (r > 0)
-        t += rcoll_cost_msg(m, b, nranks, ppn, rcoll_cost_cross_shift(q, ppn)) +
-             rcoll_cost_msg(m, b * nranks, nranks, ppn, rcoll_cost_cross_shift(q, ppn));
+    if (p2 < nranks) {
+        int cross = rcoll_cost_cross_xor(1, ppn);
+        t += rcoll_cost_msg(m, b, nranks, ppn, cross) + rcoll_cost_msg(m, b * nranks, nranks, ppn, cross);
+    }
     return t;
 }
 

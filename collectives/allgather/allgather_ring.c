@@ -2,70 +2,38 @@
  * allgather_ring.c - ring allgather, bandwidth-optimal for large blocks.
  *
  * p - 1 steps; in step s rank j sends block j - s to j + 1 and receives
- * block j - s - 1 from j - 1 (mod p), straight into the receive buffer.
+ * block j - s - 1 from j - 1 (mod p), straight into the receive buffer:
+ * an allgather pass of the ring engine (engines/ring.h).
  */
 #include <string.h>
 #include "core.h"
-#include "allgather_ranks.h"
+#include "engines/ring.h"
 #include "selector_cost.h"
 
 typedef struct {
-    int s;          /* step */
+    rcoll__ring_t ring;
 } ag_ring_state_t;
 RCOLL_ALG_STATE_CHECK(ag_ring_state_t);
 
-enum { PH_START = 0, PH_STEPS };
-
-static rcoll_status_t ag_ring_step(rcoll_task_t *task, int s, size_t blk)
-{
-    int p = rcoll_task_size(task), j = rcoll_task_rank(task);
-    char *buf = task->args.recvbuf;
-    rcoll_status_t st;
-
-    st = rcoll_task_recv(task, (j - 1 + p) % p, (uint32_t)s,
-                         buf + (size_t)rcoll_ag_ring_recv_block(j, s, p) * blk, blk);
-    if (st != RCOLL_OK)
-        return st;
-    return rcoll_task_send(task, (j + 1) % p, (uint32_t)s,
-                           buf + (size_t)rcoll_ag_ring_send_block(j, s, p) * blk, blk);
-}
+enum { PH_START = 0, PH_RING };
 
 static rcoll_status_t ag_ring_progress(rcoll_task_t *task)
 {
-    ag_ring_state_t *st = rcoll_task_state(task, ag_ring_state_t);
+    ag_ring_state_t *S = rcoll_task_state(task, ag_ring_state_t);
+    rcoll_coll_args_t *a = &task->args;
     int p = rcoll_task_size(task), j = rcoll_task_rank(task);
-    size_t blk = task->args.count * rcoll_datatype_size(task->args.dtype);
-    char *buf = task->args.recvbuf;
-    rcoll_status_t s;
+    size_t es = rcoll__esize(task), blk = a->count * es;
+    char *buf = a->recvbuf;
 
-    switch (task->phase) {
-    case PH_START:
-        if (!task->args.in_place && task->args.sendbuf != buf + (size_t)j * blk)
-            memcpy(buf + (size_t)j * blk, task->args.sendbuf, blk);
-        st->s = 0;
-        if (p > 1) {
-            s = ag_ring_step(task, 0, blk);
-            if (s != RCOLL_OK)
-                return s;
+    if (task->phase == PH_START) {
+        if (!a->in_place && a->sendbuf != buf + (size_t)j * blk) {
+            memcpy(buf + (size_t)j * blk, a->sendbuf, blk);
         }
-        task->phase = PH_STEPS;
-        /* fall through */
-    case PH_STEPS:
-        while (st->s < p - 1) {
-            s = rcoll_task_test(task);
-            if (s != RCOLL_OK)
-                return s;
-            if (++st->s < p - 1) {
-                s = ag_ring_step(task, st->s, blk);
-                if (s != RCOLL_OK)
-                    return s;
-            }
-        }
-        return RCOLL_OK;
-    default:
-        rcoll_error("allgather ring: bad phase %d", task->phase);
-        return RCOLL_ERR_INTERNAL;
+        /* p blocks of count elements, one message per block (no segments) */
+        rcoll__ring_init_ag(&S->ring, task, 0, 0, buf, (size_t)p * a->count, es, a->count, 0);
+        task->phase = PH_RING;
     }
+    return rcoll__ring_progress(task, &S->ring);
 }
 
 /* p - 1 steps of one block; one rank per node sends off node. */

@@ -11,7 +11,7 @@
 #include <string.h>
 #include "core.h"
 #include "reduce.h"
-#include "reduction_engine.h"
+#include "engines/binomial.h"
 
 enum { TAG_REDUCE = 0, TAG_BCAST = 64 };
 enum { PH_START = 0, PH_REDUCE, PH_BCAST };
@@ -33,12 +33,6 @@ static rcoll_status_t ar_rb_progress(rcoll_task_t *task)
 
     switch (task->phase) {
     case PH_START:
-        if (p == 1) {
-            if (a->sendbuf != a->recvbuf) {
-                memcpy(a->recvbuf, a->sendbuf, n);
-            }
-            return RCOLL_OK;
-        }
         tmp = NULL;
         if (rcoll__binomial_child(rcoll_task_rank(task), p, 0) >= 0) {   /* not a leaf */
             tmp = rcoll__scratch(task, n, "allreduce reduce_bcast");

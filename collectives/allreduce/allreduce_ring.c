@@ -3,7 +3,7 @@
  * reduce-scatter (p-1 steps) then a ring allgather (p-1 steps) over p
  * balanced blocks.  Every block transfer is cut into RCOLL_SEGMENT_SIZE
  * segments and up to 32 are kept in flight, with the reduction of one batch
- * overlapping the transfer of the next (reduction_engine.h).  Each block's
+ * overlapping the transfer of the next (engines/ring.h).  Each block's
  * final value is computed by one rank, so all ranks agree bitwise.
  *
  * Tags: item index; reduce-scatter items 0..(p-1)·nseg-1, allgather items
@@ -14,7 +14,7 @@
 #include "core.h"
 #include "reduce.h"
 #include "selector_cost.h"
-#include "reduction_engine.h"
+#include "engines/ring.h"
 
 enum { PH_START = 0, PH_RS, PH_AG };
 
@@ -35,12 +35,6 @@ static rcoll_status_t ar_ring_progress(rcoll_task_t *task)
 
     switch (task->phase) {
     case PH_START:
-        if (p == 1) {
-            if (a->sendbuf != a->recvbuf) {
-                memcpy(a->recvbuf, a->sendbuf, a->count * es);
-            }
-            return RCOLL_OK;
-        }
         S->seg = rcoll__ring_seg(task, a->count, p);
         tmp = rcoll__scratch(task, rcoll__ring_tmp_bytes(a->count, p, S->seg, es), "allreduce ring");
         if (tmp == NULL) {

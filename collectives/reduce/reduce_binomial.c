@@ -11,7 +11,7 @@
 #include <string.h>
 #include "core.h"
 #include "reduce.h"
-#include "allreduce/reduction_engine.h"
+#include "engines/binomial.h"
 
 enum { PH_START = 0, PH_REDUCE };
 
@@ -31,12 +31,6 @@ static rcoll_status_t red_bin_progress(rcoll_task_t *task)
 
     switch (task->phase) {
     case PH_START:
-        if (p == 1) {
-            if (a->sendbuf != a->recvbuf) {
-                memcpy(a->recvbuf, a->sendbuf, n);
-            }
-            return RCOLL_OK;
-        }
         if (rcoll__binomial_child(vr, p, 0) >= 0) {        /* not a leaf */
             if (rank == a->root) {
                 acc = a->recvbuf;

@@ -3,7 +3,7 @@
  * rank sends the partial sum of block rank-s-1 to the right and receives
  * block rank-s-2 from the left, reducing (received) op (own input).  Blocks
  * are cut into RCOLL_SEGMENT_SIZE segments, pipelined as in allreduce ring
- * (reduction_engine.h); partial results alternate between two block-sized
+ * (engines/ring.h); partial results alternate between two block-sized
  * scratch buffers, the last step writes straight into recvbuf.
  *
  * Tags: item = step·nseg + segment.
@@ -13,7 +13,7 @@
 #include "core.h"
 #include "reduce.h"
 #include "selector_cost.h"
-#include "allreduce/reduction_engine.h"
+#include "engines/ring.h"
 
 enum { PH_START = 0, PH_RS };
 
@@ -32,12 +32,6 @@ static rcoll_status_t rs_ring_progress(rcoll_task_t *task)
 
     switch (task->phase) {
     case PH_START:
-        if (p == 1) {
-            if (a->sendbuf != a->recvbuf) {
-                memcpy(a->recvbuf, a->sendbuf, b);
-            }
-            return RCOLL_OK;
-        }
         seg = rcoll__ring_seg(task, total, p);
         tmpb = rcoll__ring_tmp_bytes(total, p, seg, es);
         mem = rcoll__scratch(task, tmpb + 2 * b, "reduce_scatter ring");

@@ -3,6 +3,7 @@
 # over one segment per communicator; see docs/shm.md.
 librcoll_la_SOURCES += \
     collectives/shm/shm.h \
+    collectives/shm/shm_reduction.h \
     collectives/shm/shm_segment.c \
     collectives/shm/shm_enter.c \
     collectives/shm/shm_reduction.c \

@@ -56,7 +56,7 @@ typedef struct {
 typedef enum {
     RCOLL__SHM_SETUP = 0,
     RCOLL__SHM_READY,
-    RCOLL__SHM_UNAVAILABLE,   /* all ranks agreed: no segment; fall back */
+    RCOLL__SHM_UNAVAILABLE,   /* all ranks agreed: no segment (sh->why); shm collectives fail */
     RCOLL__SHM_FAILED         /* set-up messages failed */
 } rcoll__shm_state_t;
 
@@ -86,6 +86,8 @@ typedef struct rcoll__shm {
     uint8_t   my_ok, verdict;               /* set-up: attached here; all attached */
     uint8_t  *peer_ok;                      /* rank 0: each rank's my_ok */
     uint8_t  *pipe_faulted;                 /* rcoll__shm_fault_in_pipe done, per rank */
+    char      why[192];                     /* set-up failed: why, as this rank knows it */
+    rcoll_status_t why_status;
     /* last values read of each rank's flags (they only grow) */
     uint64_t *fin, *in_ready, *res_ready, *out_done;
 } rcoll__shm_t;
@@ -93,9 +95,10 @@ typedef struct rcoll__shm {
 /* ---- the segment (shm_segment.c) ---- */
 
 /* Rank 0: create, reserve and map a fresh segment, sh->name its name; on
- * failure (logged as a warning) sh->name is "" and sh->base NULL. */
+ * failure sh->name is "", sh->base NULL and sh->why says why. */
 rcoll_status_t rcoll__shm_segment_create(rcoll_comm_t *comm, rcoll__shm_t *sh);
-/* Others: map the segment named sh->name and take its geometry. */
+/* Others: map the segment named sh->name and take its geometry; on failure
+ * sh->why says why. */
 rcoll_status_t rcoll__shm_segment_attach(rcoll_comm_t *comm, rcoll__shm_t *sh);
 /* Fault in rank r's pipeline buffers once (see shm_segment.c): this
  * rank's own by writing them (before it first publishes a chunk), a bcast
@@ -117,11 +120,11 @@ typedef struct {
  * RCOLL_OK once the task may use the segment: the communicator is all on
  * this node, the segment is set up (the first collective sets it up), and
  * the earlier shm collectives on the communicator have finished here.
- * RCOLL_INPROGRESS until then, or an error (logged).  If the ranks agreed
- * that the segment is unavailable (e.g. /dev/shm full) and shm was not
- * forced, the task is handed to the best point-to-point algorithm
- * (task->alg changes) and RCOLL_INPROGRESS returned: the caller must
- * return at once.
+ * RCOLL_INPROGRESS until then, or an error (logged): among them, when the
+ * ranks agreed that there is no segment (e.g. /dev/shm full), the cause
+ * (RCOLL_ERR_NO_MEMORY) for this and every later shm collective on the
+ * communicator.  It never changes task->alg: whether a communicator may
+ * use shm is fixed when it is created (comm->shm_usable).
  */
 rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op);
 
@@ -198,20 +201,8 @@ static inline size_t rcoll__shm_slot_size(int p)
     return p <= 2 ? RCOLL__SHM_SMALL_PAIR : RCOLL__SHM_SMALL;
 }
 
-/* ---- the reduction engine (shm_reduction.c) ---- */
-
-typedef struct {
-    rcoll__shm_op_t op;
-    int             next;       /* flat: next rank to fold in */
-    int             cs;         /* pipelined: next slice to copy out of chunk co */
-    int             root;       /* -1: allreduce */
-    uint64_t        g0;         /* pipelined: id of chunk 0 */
-    size_t          chunk;      /* pipelined: bytes per chunk */
-    size_t          nchunks, ci, cr, co;
-} rcoll__shm_red_t;
-
-/* Allreduce (root < 0) or reduce to root, once rcoll__shm_enter said OK. */
-rcoll_status_t rcoll__shm_reduce_progress(rcoll_task_t *task, rcoll__shm_red_t *S, int root);
+/* The reduction engine (rcoll__shm_red_t): shm_reduction.h.  The slot
+ * read / write and the chunk pipeline driver: engines/shm_pipe.h. */
 
 /* ---- layout ---- */
 

@@ -15,14 +15,19 @@
  */
 #include <string.h>
 #include "shm.h"
+#include "engines/shm_pipe.h"
 
 typedef struct {
-    rcoll__shm_op_t op;
-    int             next;       /* next rank to copy out (of chunk co) */
-    uint64_t        g0;
-    size_t          chunk, nchunks, ci, co;
+    rcoll__shm_op_t   op;
+    rcoll__shm_pipe_t pipe;
+    int               next;       /* next rank to copy out (slots, or chunk done[1]) */
 } ag_shm_state_t;
 RCOLL_ALG_STATE_CHECK(ag_shm_state_t);
+
+static size_t block_bytes(const rcoll_task_t *task)
+{
+    return task->args.count * rcoll_datatype_size(task->args.dtype);
+}
 
 static void copy_own(rcoll_task_t *task, size_t n)
 {
@@ -36,13 +41,12 @@ static rcoll_status_t ag_small(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
 {
     rcoll__shm_t *sh = S->op.sh;
     uint64_t k = S->op.k;
+    const char *data;
 
     if (task->phase == 0) {
-        if (!rcoll__shm_slots_free(task, sh, k)) {
+        if (!rcoll__shm_slot_write(task, sh, k, task->args.sendbuf, n)) {
             return RCOLL_INPROGRESS;
         }
-        memcpy(rcoll__shm_slot_data(sh, sh->me, k, n), task->args.sendbuf, n);
-        atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, k), k, memory_order_release);
         copy_own(task, n);
         task->phase = 1;
     }
@@ -51,89 +55,69 @@ static rcoll_status_t ag_small(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
         if (q == sh->me) {
             continue;
         }
-        if (atomic_load_explicit(rcoll__shm_slot_seq(sh, q, k), memory_order_acquire) != k) {
-            rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_ARRIVE);
+        if ((data = rcoll__shm_slot_read(task, sh, q, k, n)) == NULL) {
             return RCOLL_INPROGRESS;
         }
-        if (sh->fin[q] < k - 1) {
-            sh->fin[q] = k - 1;
-        }
-        rcoll__shm_prefetch(rcoll__shm_slot_data(sh, q, k, n), n);
-        memcpy((char *)task->args.recvbuf + (size_t)q * n, rcoll__shm_slot_data(sh, q, k, n), n);
+        rcoll__shm_prefetch(data, n);
+        memcpy((char *)task->args.recvbuf + (size_t)q * n, data, n);
     }
     rcoll__shm_leave(task, &S->op);
     return RCOLL_OK;
 }
 
-/* My chunk ci into my input buffer, once every rank has copied out the
- * chunk that used the buffer before. */
-static int chunk_in(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
+/* Stage 1: my next chunk into my input buffer, once every rank has copied
+ * out the chunk that used the buffer before. */
+static int chunk_in(rcoll_task_t *task, void *state)
 {
-    size_t off = S->ci * S->chunk, len = n - off < S->chunk ? n - off : S->chunk;
-    if (!rcoll__shm_put_chunk(task, S->op.sh, S->g0 + S->ci, S->ci,
+    ag_shm_state_t *S = state;
+    size_t c = S->pipe.done[0], off, len = rcoll__shm_pipe_part(&S->pipe, c, block_bytes(task), &off);
+
+    if (!rcoll__shm_put_chunk(task, S->op.sh, S->pipe.g0 + c, c,
                               (const char *)task->args.sendbuf + off, len)) {
         return 0;
     }
-    S->ci++;
+    S->pipe.done[0]++;
     return 1;
 }
 
-/* Chunk co of every other rank's block out of their input buffers. */
-static int chunk_out(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
+/* Stage 2: the chunk of every other rank's block out of their input buffers. */
+static int chunk_out(rcoll_task_t *task, void *state)
 {
+    ag_shm_state_t *S = state;
     rcoll__shm_t *sh = S->op.sh;
-    uint64_t g = S->g0 + S->co;
-    size_t off = S->co * S->chunk, len = n - off < S->chunk ? n - off : S->chunk;
-    int moved = 0;
+    size_t c = S->pipe.done[1], n = block_bytes(task), off, len = rcoll__shm_pipe_part(&S->pipe, c, n, &off);
+    uint64_t g = S->pipe.g0 + c;
+    int q, moved = 0;
 
-    for (; S->next < sh->p; S->next++) {
-        int q = S->next;
-        if (q == sh->me) {
-            continue;
-        }
-        if (!rcoll__shm_flag_ge(&rcoll__shm_ctl(sh, q)->in_ready, &sh->in_ready[q], g)) {
-            rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CHUNK + (uint32_t)S->co);
-            return moved;
-        }
+    for (; (q = rcoll__shm_next_ready(task, sh, RCOLL__SHM_IN_READY, &S->next, sh->me, g, c)) >= 0 &&
+           q < sh->p;
+         S->next++) {
         memcpy((char *)task->args.recvbuf + (size_t)q * n + off, rcoll__shm_in(sh, q, g), len);
         moved = 1;
     }
-    rcoll__shm_publish(&rcoll__shm_ctl(sh, sh->me)->out_done, &sh->out_done[sh->me], g);
+    if (q < 0) {
+        return moved;
+    }
+    rcoll__shm_out_done(sh, g);
     S->next = 0;
-    S->co++;
+    S->pipe.done[1]++;
     return 1;
 }
 
+static const rcoll__shm_stage_fn ag_stages[] = { chunk_in, chunk_out };
+
 static rcoll_status_t ag_large(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
 {
-    rcoll__shm_t *sh = S->op.sh;
-    int moved = 0, any;
+    rcoll_status_t st;
 
     if (task->phase == 0) {
-        S->chunk = sh->chunk;
-        S->nchunks = (n + S->chunk - 1) / S->chunk;
-        S->g0 = rcoll__shm_pipe_start(sh, S->chunk, S->nchunks);
+        rcoll__shm_pipe_init(&S->pipe, S->op.sh, S->op.sh->chunk, n, 2);
         task->phase = 1;
     }
-    do {
-        any = 0;
-        if (S->ci < S->nchunks && S->ci < S->co + (size_t)sh->nbuf) {
-            any |= chunk_in(task, S, n);
-        }
-        if (S->co < S->ci) {
-            any |= chunk_out(task, S, n);
-        }
-        moved |= any;
-    } while (any && S->co < S->nchunks);
-    if (S->co < S->nchunks) {
-        if (moved) {
-            rcoll__shm_progressed(task);
-        }
-        return RCOLL_INPROGRESS;
+    if ((st = rcoll__shm_pipe_drive(task, &S->op, &S->pipe, ag_stages, S)) == RCOLL_OK) {
+        copy_own(task, n);      /* last: in place, sendbuf is this block of recvbuf */
     }
-    copy_own(task, n);      /* last: in place, sendbuf is this block of recvbuf */
-    rcoll__shm_pipe_leave(task, &S->op, S->g0 + S->nchunks - 1);
-    return RCOLL_OK;
+    return st;
 }
 
 static rcoll_status_t ag_shm_progress(rcoll_task_t *task)

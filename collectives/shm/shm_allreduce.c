@@ -4,6 +4,7 @@
  * shm_reduction.c with every rank receiving the result.
  */
 #include "shm.h"
+#include "shm_reduction.h"
 
 static rcoll_status_t ar_shm_progress(rcoll_task_t *task)
 {

@@ -16,11 +16,11 @@
  */
 #include <string.h>
 #include "shm.h"
+#include "engines/shm_pipe.h"
 
 typedef struct {
-    rcoll__shm_op_t op;
-    uint64_t        g0;
-    size_t          chunk, nchunks, c;
+    rcoll__shm_op_t   op;
+    rcoll__shm_pipe_t pipe;
 } bc_shm_state_t;
 RCOLL_ALG_STATE_CHECK(bc_shm_state_t);
 
@@ -29,57 +29,61 @@ static rcoll_status_t bc_small(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
     rcoll__shm_t *sh = S->op.sh;
     int root = task->args.root;
     uint64_t k = S->op.k;
+    const char *data;
 
     if (sh->me == root) {
-        if (!rcoll__shm_slots_free(task, sh, k)) {
+        if (!rcoll__shm_slot_write(task, sh, k, task->args.recvbuf, n)) {
             return RCOLL_INPROGRESS;
         }
-        memcpy(rcoll__shm_slot_data(sh, root, k, n), task->args.recvbuf, n);
-        atomic_store_explicit(rcoll__shm_slot_seq(sh, root, k), k, memory_order_release);
     } else {
-        if (atomic_load_explicit(rcoll__shm_slot_seq(sh, root, k), memory_order_acquire) != k) {
-            rcoll__shm_waiting(task, root, RCOLL__SHM_STEP_ARRIVE);
+        if ((data = rcoll__shm_slot_read(task, sh, root, k, n)) == NULL) {
             return RCOLL_INPROGRESS;
         }
-        if (sh->fin[root] < k - 1) {
-            sh->fin[root] = k - 1;
-        }
-        rcoll__shm_prefetch(rcoll__shm_slot_data(sh, root, k, n), n);
-        memcpy(task->args.recvbuf, rcoll__shm_slot_data(sh, root, k, n), n);
+        rcoll__shm_prefetch(data, n);
+        memcpy(task->args.recvbuf, data, n);
     }
     rcoll__shm_leave(task, &S->op);
     return RCOLL_OK;
 }
 
-/* One chunk at the root: into the input buffer once every rank has copied
- * out the chunk that used it before. */
-static int root_chunk(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
+/* The root's only stage: the next chunk into its input buffer once every
+ * rank has copied out the chunk that used it before. */
+static int root_chunk(rcoll_task_t *task, void *state)
 {
-    size_t off = S->c * S->chunk, len = n - off < S->chunk ? n - off : S->chunk;
-    if (!rcoll__shm_put_chunk(task, S->op.sh, S->g0 + S->c, S->c,
+    bc_shm_state_t *S = state;
+    size_t c = S->pipe.done[0], off, n = task->args.count * rcoll_datatype_size(task->args.dtype);
+    size_t len = rcoll__shm_pipe_part(&S->pipe, c, n, &off);
+
+    if (!rcoll__shm_put_chunk(task, S->op.sh, S->pipe.g0 + c, c,
                               (const char *)task->args.recvbuf + off, len)) {
         return 0;
     }
-    S->c++;
+    S->pipe.done[0]++;
     return 1;
 }
 
-static int leaf_chunk(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
+/* The others' only stage: the next chunk out of the root's input buffer. */
+static int leaf_chunk(rcoll_task_t *task, void *state)
 {
+    bc_shm_state_t *S = state;
     rcoll__shm_t *sh = S->op.sh;
-    uint64_t g = S->g0 + S->c;
-    int root = task->args.root, me = sh->me;
+    size_t c = S->pipe.done[0], off, n = task->args.count * rcoll_datatype_size(task->args.dtype);
+    uint64_t g = S->pipe.g0 + c;
+    int root = task->args.root;
 
     if (!rcoll__shm_flag_ge(&rcoll__shm_ctl(sh, root)->in_ready, &sh->in_ready[root], g)) {
-        rcoll__shm_waiting(task, root, RCOLL__SHM_STEP_CHUNK + (uint32_t)S->c);
+        rcoll__shm_waiting(task, root, RCOLL__SHM_STEP_CHUNK + (uint32_t)c);
         return 0;
     }
-    size_t off = S->c * S->chunk, len = n - off < S->chunk ? n - off : S->chunk;
+    size_t len = rcoll__shm_pipe_part(&S->pipe, c, n, &off);
     memcpy((char *)task->args.recvbuf + off, rcoll__shm_in(sh, root, g), len);
-    rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->out_done, &sh->out_done[me], g);
-    S->c++;
+    rcoll__shm_out_done(sh, g);
+    S->pipe.done[0]++;
     return 1;
 }
+
+static const rcoll__shm_stage_fn root_stages[] = { root_chunk };
+static const rcoll__shm_stage_fn leaf_stages[] = { leaf_chunk };
 
 /* Pipeline chunk: sh->bc_piece (64 KiB) up to 8 pieces (512 KiB), so that a
  * medium bcast runs through at least a few chunks (10% faster at 128-512
@@ -96,28 +100,16 @@ static size_t bc_chunk(const rcoll__shm_t *sh, size_t n)
 static rcoll_status_t bc_large(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
 {
     rcoll__shm_t *sh = S->op.sh;
-    int is_root = sh->me == task->args.root, moved = 0;
+    int root = task->args.root;
 
     if (task->phase == 0) {
-        S->chunk = bc_chunk(sh, n);
-        S->nchunks = (n + S->chunk - 1) / S->chunk;
-        S->g0 = rcoll__shm_pipe_start(sh, S->chunk, S->nchunks);
-        if (S->chunk < sh->chunk) {
-            rcoll__shm_fault_in_pipe(sh, task->args.root);   /* the ring reads all of it */
+        rcoll__shm_pipe_init(&S->pipe, sh, bc_chunk(sh, n), n, 1);
+        if (S->pipe.chunk < sh->chunk) {
+            rcoll__shm_fault_in_pipe(sh, root);   /* the ring reads all of it */
         }
         task->phase = 1;
     }
-    while (S->c < S->nchunks && (is_root ? root_chunk(task, S, n) : leaf_chunk(task, S, n))) {
-        moved = 1;
-    }
-    if (S->c < S->nchunks) {
-        if (moved) {
-            rcoll__shm_progressed(task);
-        }
-        return RCOLL_INPROGRESS;
-    }
-    rcoll__shm_pipe_leave(task, &S->op, S->g0 + S->nchunks - 1);
-    return RCOLL_OK;
+    return rcoll__shm_pipe_drive(task, &S->op, &S->pipe, sh->me == root ? root_stages : leaf_stages, S);
 }
 
 static rcoll_status_t bc_shm_progress(rcoll_task_t *task)

@@ -1,20 +1,23 @@
 /*
  * shm_enter.c - how a shm collective gets the segment: the set-up protocol
  * run by the first shm collective on a communicator, the order of the
- * later ones, the fallback when there is no segment, and the flag helpers.
+ * later ones, and the flag helpers.
  *
- * Set-up, with rcoll's own point-to-point messages of the first collective
- * (tags STEP_*): rank 0 creates the segment and sends its name ("" if it
- * could not) to every rank; each rank maps it and answers whether it could;
- * rank 0 sends the verdict (1 if all could).  So every rank knows the same
- * outcome: with a verdict of 0 they all drop the segment and this and every
- * later collective chosen as shm on the communicator runs a point-to-point
- * algorithm instead (unless shm was forced: then RCOLL_ERR_NOT_SUPPORTED).
+ * Whether a communicator may use shm at all is decided when it is created
+ * (comm->shm_usable, see core.h), so the selector offers shm only there and
+ * nothing here ever changes the algorithm of a task.  The segment itself is
+ * set up lazily, with rcoll's own point-to-point messages of the first
+ * collective (tags STEP_*): rank 0 creates the segment and sends its name
+ * ("" if it could not) to every rank; each rank maps it and answers whether
+ * it could; rank 0 sends the verdict (1 if all could).  So every rank knows
+ * the same outcome: with a verdict of 0 they all drop the segment, and this
+ * and every later shm collective on the communicator fails with the cause
+ * (e.g. /dev/shm full: RCOLL_ERR_NO_MEMORY); RCOLL_SHM=0 avoids them.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "shm.h"
-#include "selector.h"
 
 #define STEP_NAME    0x5e70u
 #define STEP_STATUS  0x5e71u
@@ -59,6 +62,7 @@ static rcoll_status_t each_peer(rcoll_task_t *task, rcoll__shm_t *sh, int recv, 
     }
 }
 
+/* The set-up is over: ok, or not (then sh->why says why, on every rank). */
 static void setup_done(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
 {
     if (ok) {
@@ -69,11 +73,16 @@ static void setup_done(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
     }
     rcoll__shm_segment_drop(sh);
     sh->state = RCOLL__SHM_UNAVAILABLE;
-    if (sh->me == 0) {
-        rcoll_warn("shm: no shared-memory segment for communicator 0x%llx (%d ranks, see the "
-                   "warnings above); its collectives use point-to-point algorithms",
-                   (unsigned long long)comm->id, sh->p);
+}
+
+/* Record why there is no segment (the first reason seen here wins). */
+static void set_why(rcoll__shm_t *sh, rcoll_status_t st, const char *fmt, int a, int b)
+{
+    if (sh->why[0] != '\0') {
+        return;
     }
+    sh->why_status = st;
+    snprintf(sh->why, sizeof(sh->why), fmt, a, b);
 }
 
 /* The first collective's part: returns RCOLL_OK once the state is known. */
@@ -98,7 +107,7 @@ static rcoll_status_t setup_step(rcoll_task_t *task, rcoll__shm_op_t *op)
             return st;
         }
         if (sh->base == NULL) {
-            setup_done(comm, sh, 0);
+            setup_done(comm, sh, 0);       /* sh->why from rcoll__shm_segment_create */
             return RCOLL_OK;
         }
         op->stage = ST_STATUS_RECV;
@@ -109,6 +118,10 @@ static rcoll_status_t setup_step(rcoll_task_t *task, rcoll__shm_op_t *op)
         }
         sh->verdict = 1;
         for (int r = 1; r < sh->p; r++) {
+            if (sh->peer_ok[r] != 1 && sh->verdict) {
+                set_why(sh, RCOLL_ERR_NO_MEMORY, "comm rank %d (world rank %d) could not map it "
+                        "(its log says why)", r, comm->world_ranks[r]);
+            }
             sh->verdict &= sh->peer_ok[r] == 1;
         }
         op->stage = ST_VERDICT_SEND;
@@ -125,6 +138,8 @@ static rcoll_status_t setup_step(rcoll_task_t *task, rcoll__shm_op_t *op)
         }
         sh->name[sizeof(sh->name) - 1] = '\0';
         if (sh->name[0] == '\0') {
+            set_why(sh, RCOLL_ERR_NO_MEMORY, "comm rank %d (world rank %d) could not create it "
+                    "(its log says why)", 0, comm->world_ranks[0]);
             setup_done(comm, sh, 0);       /* rank 0 has none: no more messages */
             return RCOLL_OK;
         }
@@ -139,6 +154,10 @@ static rcoll_status_t setup_step(rcoll_task_t *task, rcoll__shm_op_t *op)
         if ((st = rcoll_task_test(task)) != RCOLL_OK) {
             return st;
         }
+        if (sh->verdict != 1) {
+            set_why(sh, RCOLL_ERR_NO_MEMORY, "some rank could not map it (the log of comm "
+                    "rank %d, world rank %d, names it)", 0, comm->world_ranks[0]);
+        }
         setup_done(comm, sh, sh->verdict == 1 && sh->my_ok);
         return RCOLL_OK;
     default:
@@ -147,49 +166,16 @@ static rcoll_status_t setup_step(rcoll_task_t *task, rcoll__shm_op_t *op)
     }
 }
 
-static const char *forced_alg(const rcoll_config_t *cfg, rcoll_coll_type_t coll)
+/* The ranks agreed that there is no segment: this collective fails (its
+ * algorithm was fixed when it was posted and stays so). */
+static rcoll_status_t no_segment(rcoll_task_t *task, const rcoll__shm_t *sh)
 {
-    switch (coll) {
-    case RCOLL_COLL_ALLREDUCE: return cfg->allreduce_alg;
-    case RCOLL_COLL_BCAST:     return cfg->bcast_alg;
-    case RCOLL_COLL_BARRIER:   return cfg->barrier_alg;
-    case RCOLL_COLL_REDUCE:    return cfg->reduce_alg;
-    case RCOLL_COLL_ALLGATHER: return cfg->allgather_alg;
-    default:                   return "";
-    }
-}
-
-/* No segment: hand the task to the point-to-point algorithm the selector
- * would choose without shm (the same on every rank). */
-static rcoll_status_t fall_back(rcoll_task_t *task)
-{
-    rcoll_context_t *ctx = task->ctx;
-    const char *coll = rcoll_coll_name(task->args.type);
-    rcoll_model_t m;
-    size_t bytes = 0;
-
-    if (strcmp(forced_alg(&ctx->config, task->args.type), "shm") == 0) {
-        rcoll_error("%s algorithm shm: not supported: communicator 0x%llx has no shared-memory "
-                    "segment (see the warnings above)", coll, (unsigned long long)task->comm->id);
-        return RCOLL_ERR_NOT_SUPPORTED;
-    }
-    if (task->args.type != RCOLL_COLL_BARRIER) {
-        bytes = task->args.count * rcoll_datatype_size(task->args.dtype);
-    }
-    rcoll_selector_model_for(ctx, &m);
-    m.shm = 0;
-    const rcoll_alg_t *alg = rcoll_select_by_cost(task->args.type, &m, bytes, task->comm->size,
-                                                  task->comm->size);
-    if (alg == NULL || alg->progress == NULL) {
-        rcoll_error("%s: no point-to-point algorithm to fall back on", coll);
-        return RCOLL_ERR_NOT_SUPPORTED;
-    }
-    rcoll_debug("%s seq %u: shm unavailable, running %s", coll, task->seq, alg->name);
-    task->alg = alg;
-    task->phase = 0;
-    task->wait_peer = -1;
-    memset(task->alg_state, 0, sizeof(task->alg_state));
-    return RCOLL_INPROGRESS;
+    rcoll_error("%s algorithm shm: communicator 0x%llx (%d ranks, all on %s) has no "
+                "shared-memory segment: %s; set RCOLL_SHM=0 to use point-to-point algorithms "
+                "on one node, or give /dev/shm more room", rcoll_coll_name(task->args.type),
+                (unsigned long long)task->comm->id, sh->p, task->ctx->hostname,
+                sh->why[0] != '\0' ? sh->why : "the set-up failed");
+    return sh->why_status != RCOLL_OK ? sh->why_status : RCOLL_ERR_NO_MEMORY;
 }
 
 static rcoll_status_t check_usable(rcoll_task_t *task)
@@ -248,7 +234,7 @@ rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op)
                 break;
             }
             if (sh->state == RCOLL__SHM_UNAVAILABLE) {
-                return fall_back(task);
+                return no_segment(task, sh);
             }
             if (sh->state == RCOLL__SHM_FAILED) {
                 rcoll_error("%s algorithm shm: the set-up of communicator 0x%llx's shared-memory "

@@ -7,6 +7,7 @@
  * root alone copies the results out.
  */
 #include "shm.h"
+#include "shm_reduction.h"
 
 static rcoll_status_t red_shm_progress(rcoll_task_t *task)
 {

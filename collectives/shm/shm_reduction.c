@@ -21,7 +21,7 @@
  */
 #include <string.h>
 #include "reduce.h"
-#include "shm.h"
+#include "shm_reduction.h"
 
 typedef rcoll__shm_red_t ar_shm_state_t;
 RCOLL_ALG_STATE_CHECK(ar_shm_state_t);
@@ -35,11 +35,9 @@ static rcoll_status_t ar_small(rcoll_task_t *task, ar_shm_state_t *S, size_t n, 
     uint64_t k = S->op.k;
 
     if (task->phase == PH_START) {
-        if (!rcoll__shm_slots_free(task, sh, k)) {
+        if (!rcoll__shm_slot_write(task, sh, k, a->sendbuf, n)) {
             return RCOLL_INPROGRESS;
         }
-        memcpy(rcoll__shm_slot_data(sh, sh->me, k, n), a->sendbuf, n);
-        atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, k), k, memory_order_release);
         task->phase = PH_GATHER;
         if (root >= 0 && sh->me != root) {
             rcoll__shm_leave(task, &S->op);    /* reduce: the root reads it */
@@ -52,15 +50,12 @@ static rcoll_status_t ar_small(rcoll_task_t *task, ar_shm_state_t *S, size_t n, 
                                                 : rcoll__shm_slot_data(sh, (_q), k, n))
     for (; S->next < sh->p; S->next++) {
         int q = S->next;
-        if (atomic_load_explicit(rcoll__shm_slot_seq(sh, q, k), memory_order_acquire) != k) {
-            rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_ARRIVE);
+        const char *data = rcoll__shm_slot_read(task, sh, q, k, n);
+        if (data == NULL) {
             return RCOLL_INPROGRESS;
         }
-        if (sh->fin[q] < k - 1) {
-            sh->fin[q] = k - 1;       /* q arrived at k: it finished k - 1 */
-        }
         if (q != sh->me || a->in_place) {
-            rcoll__shm_prefetch(rcoll__shm_slot_data(sh, q, k, n), n);
+            rcoll__shm_prefetch(data, n);
         }
         if (q == 1) {
             rcoll_reduce_local3(a->recvbuf, SRC(0), SRC(1), a->count, a->dtype, a->op);
@@ -86,33 +81,35 @@ typedef struct {
 static chunk_t chunk_of(const ar_shm_state_t *S, const rcoll_coll_args_t *a, size_t j)
 {
     chunk_t c;
-    size_t per = S->chunk / (c.es = rcoll_datatype_size(a->dtype));
+    size_t per = S->pipe.chunk / (c.es = rcoll_datatype_size(a->dtype));
     c.off = j * per;
     c.m = a->count - c.off < per ? a->count - c.off : per;
     return c;
 }
 
 /* Stage A: my input slices for the other ranks into my buffer. */
-static int stage_in(rcoll_task_t *task, ar_shm_state_t *S)
+static int stage_in(rcoll_task_t *task, void *state)
 {
+    ar_shm_state_t *S = state;
     rcoll__shm_t *sh = S->op.sh;
-    uint64_t g = S->g0 + S->ci, reuse = rcoll__shm_reuse_id(sh, g);
+    size_t ci = S->pipe.done[0];
+    uint64_t g = S->pipe.g0 + ci, reuse = rcoll__shm_reuse_id(sh, g);
     int me = sh->me;
 
     for (int q = 0; q < sh->p; q++) {
         if (q != me && !rcoll__shm_flag_ge(&rcoll__shm_ctl(sh, q)->res_ready, &sh->res_ready[q], reuse)) {
-            rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CHUNK + (uint32_t)S->ci);
+            rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CHUNK + (uint32_t)ci);
             return 0;
         }
     }
-    chunk_t c = chunk_of(S, &task->args, S->ci);
+    chunk_t c = chunk_of(S, &task->args, ci);
     const char *src = (const char *)task->args.sendbuf + c.off * c.es;
     char *dst = rcoll__shm_in(sh, me, g);
     size_t lo = slice_lo(c.m, me, sh->p), hi = slice_lo(c.m, me + 1, sh->p);
     memcpy(dst, src, lo * c.es);
     memcpy(dst + hi * c.es, src + hi * c.es, (c.m - hi) * c.es);
     rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->in_ready, &sh->in_ready[me], g);
-    S->ci++;
+    S->pipe.done[0]++;
     return 1;
 }
 
@@ -125,22 +122,24 @@ static int reduces_direct(const rcoll_task_t *task, const ar_shm_state_t *S)
 }
 
 /* Stage B: reduce my slice of chunk cr over every rank, in rank order. */
-static int stage_reduce(rcoll_task_t *task, ar_shm_state_t *S)
+static int stage_reduce(rcoll_task_t *task, void *state)
 {
+    ar_shm_state_t *S = state;
     rcoll__shm_t *sh = S->op.sh;
     rcoll_coll_args_t *a = &task->args;
-    uint64_t g = S->g0 + S->cr, reuse = rcoll__shm_reuse_id(sh, g);
+    size_t cr = S->pipe.done[1];
+    uint64_t g = S->pipe.g0 + cr, reuse = rcoll__shm_reuse_id(sh, g);
     int me = sh->me, p = sh->p;
 
     for (int q = 0; q < p; q++) {
         rcoll__shm_ctl_t *c = rcoll__shm_ctl(sh, q);
         if ((q != me && !rcoll__shm_flag_ge(&c->in_ready, &sh->in_ready[q], g)) ||
             !rcoll__shm_flag_ge(&c->out_done, &sh->out_done[q], reuse)) {
-            rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CHUNK + (uint32_t)S->cr);
+            rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CHUNK + (uint32_t)cr);
             return 0;
         }
     }
-    chunk_t c = chunk_of(S, a, S->cr);
+    chunk_t c = chunk_of(S, a, cr);
     size_t lo = slice_lo(c.m, me, p), len = slice_lo(c.m, me + 1, p) - lo;
     const char *mine = (const char *)a->sendbuf + (c.off + lo) * c.es;
     char *res = rcoll__shm_res(sh, me, g);
@@ -163,77 +162,58 @@ static int stage_reduce(rcoll_task_t *task, ar_shm_state_t *S)
     }
 #undef SRC
     rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->res_ready, &sh->res_ready[me], g);
-    S->cr++;
+    S->pipe.done[1]++;
     if (S->root >= 0 && me != S->root) {
         /* reduce: only the root copies results out; this rank is through */
-        rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->out_done, &sh->out_done[me], g);
-        S->co++;
+        rcoll__shm_out_done(sh, g);
+        S->pipe.done[2]++;
     }
     return 1;
 }
 
-/* Stage C: every result slice of chunk co into the receive buffer. */
-static int stage_out(rcoll_task_t *task, ar_shm_state_t *S)
+/* Stage C: every result slice of the chunk into the receive buffer. */
+static int stage_out(rcoll_task_t *task, void *state)
 {
+    ar_shm_state_t *S = state;
     rcoll__shm_t *sh = S->op.sh;
-    uint64_t g = S->g0 + S->co;
-    chunk_t c = chunk_of(S, &task->args, S->co);
+    size_t co = S->pipe.done[2];
+    uint64_t g = S->pipe.g0 + co;
+    chunk_t c = chunk_of(S, &task->args, co);
     char *dst = (char *)task->args.recvbuf + c.off * c.es;
-    int moved = 0;
+    int s, moved = 0;
 
-    for (; S->cs < sh->p; S->cs++) {
-        int s = S->cs;
-        if (!rcoll__shm_flag_ge(&rcoll__shm_ctl(sh, s)->res_ready, &sh->res_ready[s], g)) {
-            rcoll__shm_waiting(task, s, RCOLL__SHM_STEP_CHUNK + (uint32_t)S->co);
-            return moved;
-        }
+    for (; (s = rcoll__shm_next_ready(task, sh, RCOLL__SHM_RES_READY, &S->cs, -1, g, co)) >= 0 &&
+           s < sh->p;
+         S->cs++) {
         size_t lo = slice_lo(c.m, s, sh->p), hi = slice_lo(c.m, s + 1, sh->p);
         if (s != sh->me || !reduces_direct(task, S)) {     /* direct: already there */
             memcpy(dst + lo * c.es, rcoll__shm_res(sh, s, g), (hi - lo) * c.es);
         }
         moved = 1;
     }
-    rcoll__shm_publish(&rcoll__shm_ctl(sh, sh->me)->out_done, &sh->out_done[sh->me], g);
+    if (s < 0) {
+        return moved;
+    }
+    rcoll__shm_out_done(sh, g);
     S->cs = 0;
-    S->co++;
+    S->pipe.done[2]++;
     return 1;
 }
+
+static const rcoll__shm_stage_fn red_stages[] = { stage_in, stage_reduce, stage_out };
 
 static rcoll_status_t ar_large(rcoll_task_t *task, ar_shm_state_t *S, int root)
 {
     rcoll__shm_t *sh = S->op.sh;
-    int moved = 0, any;
 
     if (task->phase == PH_START) {
         size_t es = rcoll_datatype_size(task->args.dtype);
-        S->chunk = sh->chunk;
-        size_t per = S->chunk / es;
-        S->nchunks = (task->args.count + per - 1) / per;
-        S->g0 = rcoll__shm_pipe_start(sh, S->chunk, S->nchunks);
+        /* whole elements per chunk: sh->chunk is a multiple of every esize */
+        rcoll__shm_pipe_init(&S->pipe, sh, sh->chunk, task->args.count * es, 3);
         S->root = root;
         task->phase = PH_GATHER;
     }
-    do {
-        any = 0;
-        if (S->ci < S->nchunks && S->ci < S->cr + (size_t)sh->nbuf) {
-            any |= stage_in(task, S);
-        }
-        if (S->cr < S->ci) {
-            any |= stage_reduce(task, S);
-        }
-        if (S->co < S->cr) {
-            any |= stage_out(task, S);
-        }
-        moved |= any;
-    } while (any && S->co < S->nchunks);
-    if (S->co < S->nchunks) {
-        if (moved) {
-            rcoll__shm_progressed(task);
-        }
-        return RCOLL_INPROGRESS;
-    }
-    rcoll__shm_pipe_leave(task, &S->op, S->g0 + S->nchunks - 1);
-    return RCOLL_OK;
+    return rcoll__shm_pipe_drive(task, &S->op, &S->pipe, red_stages, S);
 }
 
 rcoll_status_t rcoll__shm_reduce_progress(rcoll_task_t *task, rcoll__shm_red_t *S, int root)

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,19 @@ typedef struct {
     int32_t          nbuf;
     _Atomic int32_t  attached;
 } shm_header_t;
+
+/* Why this rank has no segment, into sh->why: the shm collectives that
+ * find no segment report it (shm_enter.c). */
+__attribute__((format(printf, 3, 4)))
+static void segment_fail(rcoll__shm_t *sh, rcoll_status_t st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sh->why, sizeof(sh->why), fmt, ap);
+    va_end(ap);
+    sh->why_status = st;
+    rcoll_debug("shm: %s", sh->why);
+}
 
 static size_t round_up(size_t x, size_t a)
 {
@@ -205,24 +219,21 @@ rcoll_status_t rcoll__shm_segment_create(rcoll_comm_t *comm, rcoll__shm_t *sh)
         }
     }
     if (fd < 0) {
-        rcoll_warn("shm: cannot create a shared-memory segment for communicator 0x%llx "
-                    "(%d ranks): shm_open(%s): %s", (unsigned long long)comm->id, sh->p,
-                    sh->name, strerror(errno));
+        segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot create it: shm_open(%s): %s", sh->name,
+                     strerror(errno));
         sh->name[0] = '\0';
         return RCOLL_ERR_NO_MEMORY;
     }
     int err = ftruncate(fd, (off_t)g.size) != 0 ? errno : posix_fallocate(fd, 0, (off_t)g.size);
     if (err != 0) {
-        rcoll_warn("shm: cannot reserve %zu bytes for the shared-memory segment of communicator "
-                   "0x%llx (%d ranks) in /dev/shm: %s (is /dev/shm too small? e.g. docker "
-                   "--shm-size)", (size_t)g.size, (unsigned long long)comm->id, sh->p,
-                   strerror(err));
+        segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot reserve its %zu bytes in /dev/shm: %s (is "
+                     "/dev/shm too small? e.g. docker --shm-size)", (size_t)g.size, strerror(err));
         goto fail_unlink;
     }
     void *base = mmap(NULL, g.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (base == MAP_FAILED) {
-        rcoll_warn("shm: cannot map the shared-memory segment %s (%zu bytes): %s", sh->name,
-                    (size_t)g.size, strerror(errno));
+        segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot map %s (%zu bytes): %s", sh->name,
+                     (size_t)g.size, strerror(errno));
         goto fail_unlink;
     }
     close(fd);
@@ -250,9 +261,8 @@ rcoll_status_t rcoll__shm_segment_attach(rcoll_comm_t *comm, rcoll__shm_t *sh)
     sh->name[sizeof(sh->name) - 1] = '\0';
     fd = shm_open(sh->name, O_RDWR, 0);
     if (fd < 0) {
-        rcoll_warn("shm: cannot open the shared-memory segment %s created by rank 0 of "
-                    "communicator 0x%llx: %s", sh->name, (unsigned long long)comm->id,
-                    strerror(errno));
+        segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot open %s, created by comm rank 0: %s",
+                     sh->name, strerror(errno));
         return RCOLL_ERR_NO_MEMORY;
     }
     void *base = MAP_FAILED;
@@ -261,15 +271,15 @@ rcoll_status_t rcoll__shm_segment_attach(rcoll_comm_t *comm, rcoll__shm_t *sh)
     }
     close(fd);
     if (base == MAP_FAILED) {
-        rcoll_warn("shm: cannot map the shared-memory segment %s: %s", sh->name, strerror(errno));
+        segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot map %s: %s", sh->name, strerror(errno));
         return RCOLL_ERR_NO_MEMORY;
     }
     shm_header_t *h = base;
     if (h->magic != SHM_MAGIC || h->version != SHM_VERSION || h->nranks != sh->p ||
         h->size != (uint64_t)stbuf.st_size) {
-        rcoll_warn("shm: segment %s is not the one this communicator expects (magic %" PRIx64
-                    ", %d ranks, %" PRIu64 " bytes; expected %d ranks)", sh->name, h->magic,
-                    h->nranks, h->size, sh->p);
+        segment_fail(sh, RCOLL_ERR_INTERNAL, "%s is not the segment this communicator expects "
+                     "(magic %" PRIx64 ", %d ranks, %" PRIu64 " bytes; expected %d ranks)",
+                     sh->name, h->magic, h->nranks, h->size, sh->p);
         munmap(base, (size_t)stbuf.st_size);
         return RCOLL_ERR_INTERNAL;
     }

@@ -372,7 +372,6 @@ void check_format(rcoll_datatype_t dt, const void *buf, size_t i, char *out, siz
 #define GUARD 64
 /* Each buffer gets its own guard pattern, so a copy that runs past the end
  * of one buffer and takes the next bytes of another still shows. */
-static unsigned guard_seed;
 static unsigned char guard_byte(size_t k, unsigned seed)
 {
     return (unsigned char)(0xa5 ^ (k * 29) ^ (seed * 0x3b));
@@ -391,7 +390,7 @@ int check_buf_alloc(check_buf_t *b, size_t bytes, size_t offset)
     b->ptr = b->raw + GUARD + offset;
     b->bytes = bytes;
     b->offset = offset;
-    b->seed = ++guard_seed;
+    b->seed = (unsigned)((uintptr_t)raw >> 6);   /* differs per live buffer; no shared counter */
     for (size_t k = 0; k < GUARD + offset; k++)
         b->raw[k] = guard_byte(k, b->seed);
     for (size_t k = 0; k < GUARD; k++)

@@ -2,16 +2,20 @@
 # rcollrun, mpirun or srun.  Built by plain `make` (noinst) so the suite can
 # run right after a build.  -no-install: real binaries, not libtool wrapper
 # scripts, so every launcher starts them directly.
-INTEG_COMMON = test/integration/check_common.c test/integration/check_common.h
+INTEG_COMMON = test/integration/check_common.c test/integration/check_common.h \
+               test/integration/check_suites.h
 INTEG_LDADD = librcoll.la -lm
 INTEG_LINKOPTS = -no-install
 
 noinst_PROGRAMS += test/integration/coll_check test/integration/comm_check \
-                   test/integration/nb_check test/integration/timeout_check
-test_integration_coll_check_SOURCES = test/integration/coll_check.c $(INTEG_COMMON)
+                   test/integration/nb_check test/integration/timeout_check \
+                   test/integration/oob_threads test/integration/group_check
+test_integration_coll_check_SOURCES = test/integration/coll_check.c \
+    test/integration/coll_cases.c $(INTEG_COMMON)
 test_integration_coll_check_LDADD = $(INTEG_LDADD)
 test_integration_coll_check_LDFLAGS = $(INTEG_LINKOPTS)
-test_integration_comm_check_SOURCES = test/integration/comm_check.c $(INTEG_COMMON)
+test_integration_comm_check_SOURCES = test/integration/comm_check.c \
+    test/integration/comm_cases.c $(INTEG_COMMON)
 test_integration_comm_check_LDADD = $(INTEG_LDADD)
 test_integration_comm_check_LDFLAGS = $(INTEG_LINKOPTS)
 test_integration_nb_check_SOURCES = test/integration/nb_check.c $(INTEG_COMMON)
@@ -20,4 +24,12 @@ test_integration_nb_check_LDFLAGS = $(INTEG_LINKOPTS)
 test_integration_timeout_check_SOURCES = test/integration/timeout_check.c $(INTEG_COMMON)
 test_integration_timeout_check_LDADD = $(INTEG_LDADD)
 test_integration_timeout_check_LDFLAGS = $(INTEG_LINKOPTS)
+# The checks' bodies, each thread with its own rcoll_init_oob context.
+test_integration_oob_threads_SOURCES = test/integration/oob_threads.c \
+    test/integration/coll_cases.c test/integration/comm_cases.c $(INTEG_COMMON)
+test_integration_oob_threads_LDADD = $(INTEG_LDADD) -lpthread
+test_integration_oob_threads_LDFLAGS = $(INTEG_LINKOPTS)
+test_integration_group_check_SOURCES = test/integration/group_check.c $(INTEG_COMMON)
+test_integration_group_check_LDADD = $(INTEG_LDADD)
+test_integration_group_check_LDFLAGS = $(INTEG_LINKOPTS)
 dist_noinst_SCRIPTS += test/integration/run.sh

@@ -3,7 +3,7 @@
 # counts.  Run from an in-tree build (binaries are found next to this script).
 #
 #   test/integration/run.sh [--launcher rcollrun|mpirun|srun] [--ranks "1 2 3 4 5 8"]
-#                           [--quick] [--label NAME] [--only "coll comm nb timeout"]
+#                           [--quick] [--label NAME] [--only "coll comm group nb timeout oob"]
 #                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
 #
 #   --launcher  rcollrun (default): tools/rcollrun/rcollrun -n N
@@ -13,7 +13,10 @@
 #   --quick     coll_check --quick (fewer sizes and combinations)
 #   --label     name printed on every result line (default: the launcher)
 #   --only      which programs: coll (coll_check), comm (comm_check),
-#               nb (nb_check), timeout (timeout_check, for N >= 2); default all
+#               group (group_check), nb (nb_check), timeout (timeout_check,
+#               for N >= 2), oob (oob_threads: 4 threads with rcoll_init_oob
+#               contexts in one process, started once without the launcher);
+#               default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
 #
@@ -33,11 +36,11 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm nb timeout"
+only="coll comm group nb timeout oob"
 coll_args=()
 limit_override=""
 
-usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -69,8 +72,10 @@ passed=0
 failed=0
 
 # launch_cmd N PROG ARGS...: the launcher's command line, into array cmd
+# (N = 0: the program alone, it starts its ranks itself)
 launch_cmd() {
     local n=$1; shift
+    [ "$n" = 0 ] && { cmd=("$@"); return; }
     case "$launcher" in
     rcollrun) cmd=("$top/tools/rcollrun/rcollrun" -n "$n" --timeout "$limit" -- "$@") ;;
     mpirun) cmd=(mpirun --allow-run-as-root --oversubscribe -n "$n" "$@") ;;
@@ -87,10 +92,10 @@ run_one() {
     if [ ! -f "$prog" ] || [ ! -x "$prog" ]; then
         rc=127
         echo "run.sh: $prog is not built (run make first)" > "$log"
-    elif [ "$launcher" != rcollrun ] && ! command -v "$launcher" >/dev/null; then
+    elif [ "$n" != 0 ] && [ "$launcher" != rcollrun ] && ! command -v "$launcher" >/dev/null; then
         rc=127
         echo "run.sh: launcher '$launcher' not found in PATH" > "$log"
-    elif [ "$launcher" = rcollrun ] && [ ! -x "$top/tools/rcollrun/rcollrun" ]; then
+    elif [ "$n" != 0 ] && [ "$launcher" = rcollrun ] && [ ! -x "$top/tools/rcollrun/rcollrun" ]; then
         rc=127
         echo "run.sh: $top/tools/rcollrun/rcollrun is not built" > "$log"
     else
@@ -99,7 +104,7 @@ run_one() {
         # rcollrun ends the job itself at the limit and says so; `timeout` is
         # the backstop (for the other launchers, the limit)
         local outer=$limit
-        [ "$launcher" = rcollrun ] && outer=$((limit + 15))
+        [ "$launcher" = rcollrun ] && [ "$n" != 0 ] && outer=$((limit + 15))
         timeout --kill-after=10 "$outer" "${cmd[@]}" >> "$log" 2>&1 < /dev/null
         rc=$?
     fi
@@ -131,11 +136,14 @@ for n in $ranks; do
             "$here/coll_check" "${qflag[@]}" "${coll_args[@]}"
     fi
     wants comm && run_one comm_check "$n" 180 "$here/comm_check"
+    wants group && run_one group_check "$n" 180 "$here/group_check"
     wants nb && run_one nb_check "$n" 180 "$here/nb_check"
     if wants timeout && [ "$n" -ge 2 ]; then
         run_one timeout_check "$n" 120 "$here/timeout_check"
     fi
 done
+# threads with their own contexts in one process: no launcher, run once
+wants oob && run_one "oob_threads${qflag[*]:+ ${qflag[*]}}" 0 300 "$here/oob_threads" "${qflag[@]}"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -177,6 +177,12 @@ project_tests() {
         check rxe rcoll_info-roce-v2 60 rcoll_info_shows 'rxe0.*roce.*v2'
         check siw rcoll_info-iwarp 60 rcoll_info_shows 'siw0.*iwarp'
     fi
+    if [ -x test/contract/run.sh ]; then
+        # The transport contract (test/contract): verbs on each device, UCX over rxe.
+        integ rxe env RCOLL_NET_DEVICES=rxe0:1 test/contract/run.sh verbs
+        integ siw env RCOLL_NET_DEVICES=siw0:1 test/contract/run.sh verbs
+        integ ucx-rxe test/contract/run.sh ucx-rxe
+    fi
     if [ -x test/integration/run.sh ]; then
         # The emulated CPU is slow: by default ranks 2 and 3 (a power of two and not)
         # and generous per-launch limits; RCOLL_SOFTRDMA_RANKS="2 3 4 5" for the lot.

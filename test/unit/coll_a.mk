@@ -6,18 +6,20 @@ test_unit_test_coll_reduction_math_CFLAGS = $(UNIT_CFLAGS)
 test_unit_test_coll_reduction_math_LDFLAGS = $(UNIT_LDFLAGS)
 test_unit_test_coll_reduction_math_LDADD = $(UNIT_LDADD)
 
-# The reduction algorithms run for p = 1..17 simulated ranks over a fake
-# point-to-point layer (defined in the test), so it links the algorithm and
-# kernel sources directly instead of librcoll.
+# The reduction algorithms run for p = 1..17 simulated ranks over the shared
+# simulator harness (sim_harness.c replaces the core's p2p calls), so it links
+# the algorithm and kernel sources directly instead of librcoll.
 check_PROGRAMS += test/unit/test_coll_reduction_sim
 TESTS += test/unit/test_coll_reduction_sim
 test_unit_test_coll_reduction_sim_SOURCES = test/unit/test_coll_reduction_sim.c \
+    test/unit/sim_harness.c test/unit/sim_harness.h \
     collectives/allreduce/allreduce_recursive_doubling.c \
     collectives/allreduce/allreduce_ring.c \
     collectives/allreduce/allreduce_rabenseifner.c \
     collectives/allreduce/allreduce_reduce_bcast.c \
     collectives/allreduce/reduction_math.c \
-    collectives/allreduce/reduction_engine.c \
+    collectives/engines/engine.c collectives/engines/fold.c \
+    collectives/engines/recursive.c collectives/engines/ring.c collectives/engines/binomial.c \
     collectives/reduce/reduce_binomial.c \
     collectives/reduce/reduce_scatter_gather.c \
     collectives/reduce_scatter/reduce_scatter_recursive_halving.c \

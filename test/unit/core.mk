@@ -5,3 +5,10 @@ test_unit_test_core_SOURCES = test/unit/test_core.c
 test_unit_test_core_CFLAGS = $(UNIT_CFLAGS)
 test_unit_test_core_LDFLAGS = $(UNIT_LDFLAGS)
 test_unit_test_core_LDADD = $(UNIT_LDADD)
+# communicators: ids, creation-time properties, rcoll_comm_create_group (singleton)
+check_PROGRAMS += test/unit/test_comm
+TESTS += test/unit/test_comm
+test_unit_test_comm_SOURCES = test/unit/test_comm.c
+test_unit_test_comm_CFLAGS = $(UNIT_CFLAGS)
+test_unit_test_comm_LDFLAGS = $(UNIT_LDFLAGS)
+test_unit_test_comm_LDADD = $(UNIT_LDADD)

@@ -1,18 +1,11 @@
 /*
  * test_coll_sim.c - runs the bcast, allgather and barrier algorithms on p
- * simulated ranks in one process, over a fake point-to-point layer that
- * replaces core's rcoll_task_send/recv/test/scratch.
- *
- * The fake checks what the real transport relies on: a receive's length
- * equals the matching send's, (peer, step) names one message per direction,
- * at most RCOLL_TASK_MAX_OPS ops between successful tests, no message to
- * oneself or to a rank outside the communicator, and nothing left unmatched
- * at the end.  Messages are delivered in random order after random delays,
- * in two modes: eager (data copied when posted, the send completes at once)
- * and rendezvous (data read from the sender's buffer when matched, the send
- * completes then).  Ranks are progressed in random order; a round in which
- * nothing can happen is a deadlock.  Results are compared byte for byte with
- * expectations computed locally.
+ * simulated ranks in one process over the shared simulator harness
+ * (sim_harness.h: random delivery order, eager and rendezvous modes, checks
+ * of lengths, (peer, step) uniqueness, op limits, untouched send buffers and
+ * scratch bounds).  Results are compared byte for byte with expectations
+ * computed locally; the barrier is checked to release no rank before the
+ * last one has entered.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,10 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "core.h"
+#include "sim_harness.h"
 
 #define MAXP    17
-#define MAXOPS  4096
 
 extern const rcoll_alg_t *const rcoll_bcast_algs[];
 extern const rcoll_alg_t *const rcoll_allgather_algs[];
@@ -37,302 +29,6 @@ const rcoll_alg_t rcoll_bcast_shm = { .name = "shm", .coll = RCOLL_COLL_BCAST };
 const rcoll_alg_t rcoll_barrier_shm = { .name = "shm", .coll = RCOLL_COLL_BARRIER };
 const rcoll_alg_t rcoll_allgather_shm = { .name = "shm", .coll = RCOLL_COLL_ALLGATHER };
 #define SIMULATED(_a) ((_a)->progress != NULL)
-
-/* ---- fake core ---- */
-
-int rcoll__log_level = RCOLL_LOG_ERROR;
-
-void rcoll_log_printf(int level, const char *file, int line, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "[sim] %s:%d: ", file, line);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
-size_t rcoll_datatype_size(rcoll_datatype_t dtype)
-{
-    static const size_t sz[] = { 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8 };
-    return (unsigned)dtype < sizeof(sz) / sizeof(sz[0]) ? sz[dtype] : 0;
-}
-
-typedef struct {
-    int           kind;       /* RCOLL_P2P_SEND / RECV */
-    int           src, dst;   /* ranks */
-    uint32_t      step;
-    const void   *sbuf;
-    void         *rbuf;
-    void         *copy;       /* eager send: the data at post time */
-    size_t        len;
-    int           done, matched;
-    int           batch;      /* the posting task's test batch */
-} sim_op_t;
-
-static struct {
-    int          p;
-    int          rndv;          /* 1: sends read their buffer at match time */
-    unsigned     seed;
-    sim_op_t     ops[MAXOPS];
-    int          nops;
-    int          batch_ops[MAXP];   /* ops posted since the last OK test */
-    int          batch[MAXP];
-    long         events;
-    char         failure[512];
-} sim;
-
-static rcoll_task_t      tasks[MAXP];
-static rcoll_comm_t      comms[MAXP];
-static rcoll_context_t   ctxs[MAXP];
-
-static unsigned sim_rand(void)
-{
-    sim.seed = sim.seed * 1103515245u + 12345u;
-    return (sim.seed >> 16) & 0x7fff;
-}
-
-static rcoll_status_t sim_fail(const char *fmt, ...)
-{
-    va_list ap;
-    if (sim.failure[0] == '\0') {
-        va_start(ap, fmt);
-        vsnprintf(sim.failure, sizeof(sim.failure), fmt, ap);
-        va_end(ap);
-    }
-    return RCOLL_ERR_INTERNAL;
-}
-
-static rcoll_status_t sim_post(rcoll_task_t *task, int kind, int peer, uint32_t step,
-                               const void *sbuf, void *rbuf, size_t len)
-{
-    int me = task->comm->rank;
-    sim_op_t *op;
-
-    if (peer < 0 || peer >= sim.p || peer == me)
-        return sim_fail("rank %d posts a %s with bad peer %d (step %u)", me,
-                        kind == RCOLL_P2P_SEND ? "send" : "recv", peer, step);
-    if (sim.batch_ops[me] >= RCOLL_TASK_MAX_OPS)
-        return sim_fail("rank %d: more than %d ops between tests", me, RCOLL_TASK_MAX_OPS);
-    if (sim.nops >= MAXOPS)
-        return sim_fail("simulator op table full");
-    if (len > 0 && (kind == RCOLL_P2P_SEND ? sbuf == NULL : rbuf == NULL))
-        return sim_fail("rank %d: NULL buffer with %zu bytes", me, len);
-    for (int i = 0; i < sim.nops; i++) {
-        sim_op_t *o = &sim.ops[i];
-        if (o->kind == kind && o->src == (kind == RCOLL_P2P_SEND ? me : peer) &&
-            o->dst == (kind == RCOLL_P2P_SEND ? peer : me) && o->step == step)
-            return sim_fail("rank %d: second %s with peer %d step %u", me,
-                            kind == RCOLL_P2P_SEND ? "send" : "recv", peer, step);
-    }
-    op = &sim.ops[sim.nops++];
-    memset(op, 0, sizeof(*op));
-    op->kind = kind;
-    op->src = kind == RCOLL_P2P_SEND ? me : peer;
-    op->dst = kind == RCOLL_P2P_SEND ? peer : me;
-    op->step = step;
-    op->sbuf = sbuf;
-    op->rbuf = rbuf;
-    op->len = len;
-    op->batch = sim.batch[me];
-    if (kind == RCOLL_P2P_SEND && !sim.rndv) {
-        op->copy = malloc(len ? len : 1);
-        if (len)
-            memcpy(op->copy, sbuf, len);
-        op->done = 1;
-    }
-    sim.batch_ops[me]++;
-    sim.events++;
-    return RCOLL_OK;
-}
-
-rcoll_status_t rcoll_task_send(rcoll_task_t *task, int peer, uint32_t step, const void *buf, size_t len)
-{
-    return sim_post(task, RCOLL_P2P_SEND, peer, step, buf, NULL, len);
-}
-
-rcoll_status_t rcoll_task_recv(rcoll_task_t *task, int peer, uint32_t step, void *buf, size_t len)
-{
-    return sim_post(task, RCOLL_P2P_RECV, peer, step, NULL, buf, len);
-}
-
-rcoll_status_t rcoll_task_test(rcoll_task_t *task)
-{
-    int me = task->comm->rank;
-    if (sim.failure[0] != '\0')
-        return RCOLL_ERR_INTERNAL;
-    for (int i = 0; i < sim.nops; i++) {
-        sim_op_t *o = &sim.ops[i];
-        int mine = (o->kind == RCOLL_P2P_SEND ? o->src : o->dst) == me;
-        if (mine && o->batch == sim.batch[me] && !o->done)
-            return RCOLL_INPROGRESS;
-    }
-    sim.batch[me]++;
-    sim.batch_ops[me] = 0;
-    return RCOLL_OK;
-}
-
-/* Scratch with a guard zone behind it, checked when the collective ends. */
-#define GUARD 256
-
-void *rcoll_task_scratch(rcoll_task_t *task, size_t size)
-{
-    if (task->scratch_size < size) {
-        free(task->scratch);
-        task->scratch = malloc(size + GUARD);
-        task->scratch_size = task->scratch ? size : 0;
-        if (task->scratch)
-            memset((char *)task->scratch + size, 0x5A, GUARD);
-    }
-    return task->scratch;
-}
-
-static int scratch_guard_ok(const rcoll_task_t *task)
-{
-    const unsigned char *g = (const unsigned char *)task->scratch + task->scratch_size;
-    for (int i = 0; task->scratch && i < GUARD; i++)
-        if (g[i] != 0x5A)
-            return 0;
-    return 1;
-}
-
-/* Match one random pending send with its receive; returns 1 if it did. */
-static int sim_deliver(void)
-{
-    int cand[MAXOPS], n = 0;
-
-    for (int i = 0; i < sim.nops; i++)
-        if (sim.ops[i].kind == RCOLL_P2P_SEND && !sim.ops[i].matched)
-            cand[n++] = i;
-    while (n > 0) {
-        int k = (int)(sim_rand() % (unsigned)n);
-        sim_op_t *s = &sim.ops[cand[k]];
-        for (int j = 0; j < sim.nops; j++) {
-            sim_op_t *r = &sim.ops[j];
-            if (r->kind != RCOLL_P2P_RECV || r->matched || r->src != s->src || r->dst != s->dst ||
-                r->step != s->step)
-                continue;
-            if (r->len != s->len) {
-                sim_fail("rank %d -> %d step %u: send of %zu bytes, receive of %zu", s->src,
-                         s->dst, s->step, s->len, r->len);
-                return 0;
-            }
-            if (s->len)
-                memcpy(r->rbuf, s->copy ? s->copy : s->sbuf, s->len);
-            r->matched = r->done = 1;
-            s->matched = s->done = 1;
-            free(s->copy);
-            s->copy = NULL;
-            sim.events++;
-            return 1;
-        }
-        cand[k] = cand[--n];
-    }
-    return 0;
-}
-
-static void sim_setup(int p, const rcoll_coll_args_t *args, const rcoll_alg_t *alg,
-                      size_t segment, int rndv, unsigned seed)
-{
-    memset(&sim, 0, sizeof(sim));
-    sim.p = p;
-    sim.rndv = rndv;
-    sim.seed = seed;
-    for (int r = 0; r < p; r++) {
-        memset(&ctxs[r], 0, sizeof(ctxs[r]));
-        ctxs[r].config.segment_size = segment;
-        ctxs[r].rank = r;
-        ctxs[r].size = p;
-        memset(&comms[r], 0, sizeof(comms[r]));
-        comms[r].ctx = &ctxs[r];
-        comms[r].rank = r;
-        comms[r].size = p;
-        memset(&tasks[r], 0, sizeof(tasks[r]));
-        tasks[r].ctx = &ctxs[r];
-        tasks[r].comm = &comms[r];
-        tasks[r].args = args[r];
-        tasks[r].alg = alg;
-    }
-}
-
-/* Run until every rank returns OK.  start_sweep[r]: the sweep at which rank r
- * enters the collective (NULL: all at once).  Returns 0, or -1 with
- * sim.failure set.  *last_start / first_done: sweeps, for the barrier. */
-static int sim_run(const int *start_sweep, int *last_start, int *first_done)
-{
-    int done[MAXP] = { 0 }, ndone = 0, idle = 0;
-
-    *last_start = 0;
-    *first_done = -1;
-    for (int sweep = 0; ndone < sim.p; sweep++) {
-        long before = sim.events;
-        int order[MAXP], started = 0;
-
-        for (int r = 0; r < sim.p; r++)
-            order[r] = r;
-        for (int r = sim.p - 1; r > 0; r--) {
-            int k = (int)(sim_rand() % (unsigned)(r + 1)), t = order[r];
-            order[r] = order[k];
-            order[k] = t;
-        }
-        for (int i = 0; i < sim.p; i++) {
-            int r = order[i];
-            rcoll_status_t st;
-            if (done[r])
-                continue;
-            if (start_sweep && start_sweep[r] > sweep)
-                continue;
-            if (start_sweep && start_sweep[r] == sweep) {
-                *last_start = sweep;
-                started = 1;
-            }
-            st = tasks[r].alg->progress(&tasks[r]);
-            if (st == RCOLL_OK) {
-                done[r] = 1;
-                ndone++;
-                sim.events++;
-                if (*first_done < 0)
-                    *first_done = sweep;
-            } else if (st != RCOLL_INPROGRESS) {
-                sim_fail("rank %d: progress returned %d in phase %d", r, st, tasks[r].phase);
-                return -1;
-            }
-        }
-        if (sim.failure[0])
-            return -1;
-        /* deliver a random number of messages, sometimes none */
-        for (int k = (int)(sim_rand() % 4); k > 0; k--)
-            sim_deliver();
-        if (sim.failure[0])
-            return -1;
-        if (sim.events == before && !started) {
-            int more = sim_deliver();
-            if (sim.failure[0])
-                return -1;
-            if (!more && (start_sweep == NULL || sweep > 64 * MAXP) && ++idle > 2)
-                return sim_fail("deadlock: %d of %d ranks done, nothing can move", ndone, sim.p), -1;
-        } else {
-            idle = 0;
-        }
-    }
-    for (int i = 0; i < sim.nops; i++)
-        if (!sim.ops[i].matched)
-            return sim_fail("rank %d -> %d step %u (%zu bytes) never matched", sim.ops[i].src,
-                            sim.ops[i].dst, sim.ops[i].step, sim.ops[i].len), -1;
-    return 0;
-}
-
-static void sim_cleanup(void)
-{
-    for (int i = 0; i < sim.nops; i++)
-        free(sim.ops[i].copy);
-    for (int r = 0; r < sim.p; r++) {
-        if (!scratch_guard_ok(&tasks[r]))
-            fail_msg("%s: rank %d wrote past the end of its scratch buffer", tasks[r].alg->name, r);
-        free(tasks[r].scratch);
-        tasks[r].scratch = NULL;
-    }
-}
 
 static unsigned char pattern(int rank, size_t i)
 {
@@ -347,7 +43,7 @@ static void run_bcast(const rcoll_alg_t *alg, int p, int root, size_t count,
     size_t n = count * rcoll_datatype_size(dtype);
     rcoll_coll_args_t args[MAXP];
     unsigned char *buf[MAXP];
-    int a, b;
+    sim_result_t res;
 
     memset(args, 0, sizeof(args));
 
@@ -360,10 +56,10 @@ static void run_bcast(const rcoll_alg_t *alg, int p, int root, size_t count,
                                        .recvbuf = buf[r], .count = count, .dtype = dtype,
                                        .root = root, .in_place = 1 };
     }
-    sim_setup(p, args, alg, segment, rndv, seed);
-    if (sim_run(NULL, &a, &b) != 0)
+    sim_config_t cfg = { .p = p, .rndv = rndv, .seed = seed, .segment_size = segment };
+    if (sim_run(&cfg, alg, args, &res) != 0)
         fail_msg("bcast %s p=%d root=%d count=%zu seg=%zu %s: %s", alg->name, p, root, count,
-                 segment, rndv ? "rndv" : "eager", sim.failure);
+                 segment, rndv ? "rndv" : "eager", res.failure);
     for (int r = 0; r < p; r++) {
         for (size_t i = 0; i < n; i++)
             if (buf[r][i] != pattern(root, i))
@@ -372,7 +68,6 @@ static void run_bcast(const rcoll_alg_t *alg, int p, int root, size_t count,
                          pattern(root, i));
         free(buf[r]);
     }
-    sim_cleanup();
 }
 
 static void test_bcast(void **state)
@@ -417,7 +112,7 @@ static void run_allgather(const rcoll_alg_t *alg, int p, size_t count, rcoll_dat
     size_t blk = count * rcoll_datatype_size(dtype);
     rcoll_coll_args_t args[MAXP];
     unsigned char *send[MAXP], *recv[MAXP];
-    int a, b;
+    sim_result_t res;
 
     memset(args, 0, sizeof(args));
 
@@ -436,10 +131,10 @@ static void run_allgather(const rcoll_alg_t *alg, int p, size_t count, rcoll_dat
                                        .recvbuf = recv[r], .count = count, .dtype = dtype,
                                        .in_place = in_place };
     }
-    sim_setup(p, args, alg, 0, rndv, seed);
-    if (sim_run(NULL, &a, &b) != 0)
+    sim_config_t cfg = { .p = p, .rndv = rndv, .seed = seed };
+    if (sim_run(&cfg, alg, args, &res) != 0)
         fail_msg("allgather %s p=%d count=%zu %s %s: %s", alg->name, p, count,
-                 in_place ? "in place" : "", rndv ? "rndv" : "eager", sim.failure);
+                 in_place ? "in place" : "", rndv ? "rndv" : "eager", res.failure);
     for (int r = 0; r < p; r++) {
         for (int j = 0; j < p; j++)
             for (size_t i = 0; i < blk; i++)
@@ -453,7 +148,6 @@ static void run_allgather(const rcoll_alg_t *alg, int p, size_t count, rcoll_dat
         free(send[r]);
         free(recv[r]);
     }
-    sim_cleanup();
 }
 
 static void test_allgather(void **state)
@@ -484,21 +178,131 @@ static void test_barrier(void **state)
             for (int late = 0; late < p; late++)
                 for (int rndv = 0; rndv < 2; rndv++) {
                     rcoll_coll_args_t args[MAXP];
-                    int start[MAXP], last_start, first_done;
+                    int start[MAXP];
+                    sim_result_t res;
                     for (int r = 0; r < p; r++) {
                         args[r] = (rcoll_coll_args_t){ .type = RCOLL_COLL_BARRIER };
                         start[r] = r == late ? 40 : (int)(r % 3);
                     }
-                    sim_setup(p, args, *a, 0, rndv, seed++);
-                    if (sim_run(start, &last_start, &first_done) != 0)
+                    sim_config_t cfg = { .p = p, .rndv = rndv, .seed = seed++,
+                                         .start_sweep = start };
+                    if (sim_run(&cfg, *a, args, &res) != 0)
                         fail_msg("barrier %s p=%d late rank %d: %s", (*a)->name, p, late,
-                                 sim.failure);
-                    if (first_done < last_start)
-                        fail_msg("barrier %s p=%d: a rank left at sweep %d before rank %d "
-                                 "entered at sweep %d", (*a)->name, p, first_done, late,
-                                 last_start);
-                    sim_cleanup();
+                                 res.failure);
+                    if (res.first_done < res.last_start)
+                        fail_msg("barrier %s p=%d: a rank left at sweep %ld before rank %d "
+                                 "entered at sweep %ld", (*a)->name, p, res.first_done, late,
+                                 res.last_start);
                 }
+}
+
+/* ---- the harness catches what it promises to ---- */
+
+/* Broken algorithms on two ranks, one per check; phase 0 posts, phase 1 waits. */
+static char bad_buf[2][64];
+
+static rcoll_status_t bad_progress(rcoll_task_t *task, int what)
+{
+    int me = rcoll_task_rank(task), peer = 1 - me;
+    rcoll_status_t st;
+    if (task->phase == 0) {
+        task->phase = 1;
+        size_t rlen = what == 1 && me == 1 ? 8 : 16;      /* 1: length mismatch */
+        st = rcoll_task_recv(task, peer, 0, bad_buf[me] + 32, rlen);
+        if (st == RCOLL_OK && what != 3) {                 /* 3: a send nobody receives... */
+            st = rcoll_task_send(task, peer, 0, bad_buf[me], 16);
+        } else if (st == RCOLL_OK) {
+            st = rcoll_task_send(task, peer, 7, bad_buf[me], 16);
+        }
+        if (st == RCOLL_OK && what == 2) {                 /* 2: (peer, step) reused */
+            st = rcoll_task_send(task, peer, 0, bad_buf[me], 16);
+        }
+        if (what == 4) {                                   /* 4: send buffer changed in flight */
+            bad_buf[me][0] ^= 1;
+        }
+        if (what == 5) {                                   /* 5: scratch overrun */
+            ((char *)rcoll_task_scratch(task, 10))[10] = 1;
+        }
+        if (st != RCOLL_OK) {
+            return st;
+        }
+    }
+    return rcoll_task_test(task);
+}
+
+#define BAD_ALG(_n) \
+    static rcoll_status_t bad_progress_##_n(rcoll_task_t *t) { return bad_progress(t, _n); } \
+    static const rcoll_alg_t bad_alg_##_n = { .name = "bad" #_n, .progress = bad_progress_##_n }
+BAD_ALG(0);
+BAD_ALG(1);
+BAD_ALG(2);
+BAD_ALG(3);
+BAD_ALG(4);
+BAD_ALG(5);
+
+static void test_harness_checks(void **state)
+{
+    static const struct { const rcoll_alg_t *alg; const char *expect; } cases[] = {
+        { &bad_alg_0, NULL },
+        { &bad_alg_1, "send of 16 bytes, receive of 8" },
+        { &bad_alg_2, "second send" },
+        { &bad_alg_3, "deadlock" },
+        { &bad_alg_4, "changed while in flight" },
+        { &bad_alg_5, "past the end of its scratch" },
+    };
+    rcoll_coll_args_t args[2] = { { .type = RCOLL_COLL_BARRIER }, { .type = RCOLL_COLL_BARRIER } };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        sim_config_t cfg = { .p = 2, .rndv = 1, .seed = (unsigned)i + 1 };
+        sim_result_t res;
+        int rc = sim_run(&cfg, cases[i].alg, args, &res);
+        if (cases[i].expect == NULL && rc != 0)
+            fail_msg("%s: %s", cases[i].alg->name, res.failure);
+        if (cases[i].expect != NULL && (rc == 0 || strstr(res.failure, cases[i].expect) == NULL))
+            fail_msg("%s: expected a failure saying '%s', got %s", cases[i].alg->name,
+                     cases[i].expect, rc == 0 ? "success" : res.failure);
+    }
+}
+
+/* The harness scales with p: the barrier and a bcast on 1000 and 1024 ranks. */
+static void test_large(void **state)
+{
+    const int ps[] = { 1000, 1024 };
+    for (size_t k = 0; k < 2; k++) {
+        int p = ps[k];
+        rcoll_coll_args_t *args = calloc((size_t)p, sizeof(*args));
+        unsigned char *buf = calloc((size_t)p, 8);
+        sim_result_t res;
+        for (const rcoll_alg_t *const *a = rcoll_barrier_algs; *a; a++) {
+            if (!SIMULATED(*a))
+                continue;
+            for (int r = 0; r < p; r++)
+                args[r] = (rcoll_coll_args_t){ .type = RCOLL_COLL_BARRIER };
+            sim_config_t cfg = { .p = p, .rndv = 1, .seed = 5 };
+            if (sim_run(&cfg, *a, args, &res) != 0)
+                fail_msg("barrier %s p=%d: %s", (*a)->name, p, res.failure);
+        }
+        for (const rcoll_alg_t *const *a = rcoll_bcast_algs; *a; a++) {
+            if (!SIMULATED(*a))
+                continue;
+            for (int r = 0; r < p; r++) {
+                memset(buf + (size_t)r * 8, r == 3 ? 0x42 : 0, 8);
+                args[r] = (rcoll_coll_args_t){ .type = RCOLL_COLL_BCAST, .sendbuf = buf + r * 8,
+                                               .recvbuf = buf + r * 8, .count = 8,
+                                               .dtype = RCOLL_UINT8, .root = 3, .in_place = 1 };
+            }
+            sim_config_t cfg = { .p = p, .rndv = (int)k, .seed = 6 };
+            if (sim_run(&cfg, *a, args, &res) != 0)
+                fail_msg("bcast %s p=%d: %s", (*a)->name, p, res.failure);
+            if (res.messages < p - 1)
+                fail_msg("bcast %s p=%d: only %ld messages", (*a)->name, p, res.messages);
+            for (size_t i = 0; i < (size_t)p * 8; i++)
+                if (buf[i] != 0x42)
+                    fail_msg("bcast %s p=%d: rank %zu byte %zu is %u", (*a)->name, p, i / 8,
+                             i % 8, buf[i]);
+        }
+        free(args);
+        free(buf);
+    }
 }
 
 int main(void)
@@ -508,6 +312,8 @@ int main(void)
         cmocka_unit_test(test_bcast_edges),
         cmocka_unit_test(test_allgather),
         cmocka_unit_test(test_barrier),
+        cmocka_unit_test(test_harness_checks),
+        cmocka_unit_test(test_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

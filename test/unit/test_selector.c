@@ -281,6 +281,33 @@ static void test_select_tune_file(void **state)
     assert_non_null(rcoll_select(&task));
 }
 
+/* Whether shm may be chosen is the communicator's creation-time property
+ * (comm.shm_usable), not whatever the context's setting says later. */
+static void test_select_shm_property(void **state)
+{
+    ctx.nnodes = 1;                     /* every rank on one node */
+    ctx.config.shm = 1;
+    comm.id = 45;
+    task.args.type = RCOLL_COLL_ALLREDUCE;
+    task.args.count = 8;
+    comm.shm_usable = 1;
+    config_changed();
+    assert_string_equal(rcoll_select(&task)->name, "shm");
+    comm.shm_usable = 0;                /* created where shm is not usable */
+    config_changed();
+    assert_string_not_equal(rcoll_select(&task)->name, "shm");
+    /* forcing shm wins over the property (it needs one node only) */
+    snprintf(ctx.config.allreduce_alg, sizeof(ctx.config.allreduce_alg), "shm");
+    config_changed();
+    assert_string_equal(rcoll_select(&task)->name, "shm");
+    ctx.config.allreduce_alg[0] = '\0';
+    /* a context setting changed after creation does not change the choice */
+    comm.shm_usable = 1;
+    ctx.config.shm = 0;
+    config_changed();
+    assert_string_equal(rcoll_select(&task)->name, "shm");
+}
+
 static void test_print_model(void **state)
 {
     char *text = NULL;
@@ -308,6 +335,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_select_forced, setup_ctx, teardown_ctx),
         cmocka_unit_test_setup_teardown(test_select_ppn, setup_ctx, teardown_ctx),
         cmocka_unit_test_setup_teardown(test_select_tune_file, setup_ctx, teardown_ctx),
+        cmocka_unit_test_setup_teardown(test_select_shm_property, setup_ctx, teardown_ctx),
         cmocka_unit_test(test_print_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -459,6 +459,48 @@ static void test_not_supported(void **state)
     free(ctx);
 }
 
+/* The ranks agreed at set-up that there is no segment (e.g. /dev/shm full):
+ * every shm collective fails with the cause, and none is handed to another
+ * algorithm (the choice was fixed when the communicator was created). */
+static void test_no_segment(void **state)
+{
+    (void)state;
+    rcoll_context_t *ctx = calloc(1, sizeof(*ctx));
+    rcoll_comm_t comm = { .ctx = ctx, .size = 2, .rank = 1, .local_size = 2, .id = 9,
+                          .shm_usable = 1 };
+    rcoll_task_t *t = aligned_alloc(64, sizeof(*t));
+    int wr[2] = { 0, 1 };
+    const rcoll_alg_t *algs[] = { &rcoll_allreduce_shm, &rcoll_bcast_shm, &rcoll_barrier_shm,
+                                  &rcoll_reduce_shm, &rcoll_allgather_shm };
+
+    assert_true(ctx && t);
+    comm.world_ranks = wr;
+    comm.shm = rcoll__shm_new(&comm);
+    comm.shm_free = rcoll__shm_free;
+    assert_non_null(comm.shm);
+    rcoll__shm_t *sh = comm.shm;
+    sh->state = RCOLL__SHM_UNAVAILABLE;
+    snprintf(sh->why, sizeof(sh->why), "cannot reserve its bytes in /dev/shm");
+    sh->why_status = RCOLL_ERR_NO_MEMORY;
+    for (int i = 0; i < 5; i++) {
+        memset(t, 0, sizeof(*t));
+        t->ctx = ctx;
+        t->comm = &comm;
+        t->alg = algs[i];
+        t->args.type = algs[i]->coll;
+        t->args.count = 1;
+        t->args.dtype = RCOLL_INT32;
+        t->args.op = RCOLL_SUM;
+        assert_int_equal(algs[i]->progress(t), RCOLL_ERR_NO_MEMORY);
+        assert_ptr_equal(t->alg, algs[i]);
+        assert_int_equal(sh->state, RCOLL__SHM_UNAVAILABLE);
+    }
+    rcoll__shm_free(&comm);
+    assert_null(comm.shm);
+    free(t);
+    free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_layout),
         cmocka_unit_test(test_cost),
         cmocka_unit_test(test_not_supported),
+        cmocka_unit_test(test_no_segment),
         cmocka_unit_test(test_interleavings),
     };
     rcoll_log_set_level(RCOLL_LOG_ERROR);

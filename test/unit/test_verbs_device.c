@@ -110,7 +110,7 @@ static void open_pair(side_t *pair)
 
     for (int r = 0; r < 2; r++) {
         rcoll_tl_params_t p = {
-            .rank = r, .size = 2, .config = &cfg,
+            .rank = r, .size = 2, .hdr_size = 64, .config = &cfg,
             .cb = { .arg = &pair[r], .recv = on_recv, .peer_error = on_peer_error },
         };
         memset(&pair[r], 0, sizeof(pair[r]));

@@ -1,7 +1,8 @@
 /*
  * verbs.h - what the raw verbs backend offers besides rcoll_tl_verbs_ops:
- * device listing for `rcoll_info --devices` and availability for the core's
- * transport choice (RCOLL_TRANSPORT=auto).
+ * device listing and availability for `rcoll_info --devices` and tests.
+ * The core does not include this: it learns availability through the ops
+ * table's probe (verbs_probe in verbs_tl.c).
  */
 #ifndef RCOLL_VERBS_H
 #define RCOLL_VERBS_H

@@ -25,7 +25,7 @@ static int read_entries(int fd, uintptr_t first_page, uint64_t *buf, size_t n)
 
 int rcoll__verbs_pagemap_open(void)
 {
-    static volatile char probe = 1;      /* a page of ours that is present */
+    volatile char probe = 1;             /* on the stack: a page of ours that is present */
     long page = sysconf(_SC_PAGESIZE);
     uint64_t entry = 0;
     int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);

@@ -14,22 +14,20 @@
  * registered pages (it then cannot touch them: they are not inherited).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include "verbs_int.h"
-#include "wire.h"
 
 #define MAX_INLINE_WANTED 256
 
-static void fork_safety(void)
+/* Once per process (pthread_once: contexts of several threads may open
+ * verbs at the same time). */
+static void fork_safety_once(void)
 {
-    static int done;
-
-    if (done++) {
-        return;
-    }
     enum ibv_fork_status s = ibv_is_fork_initialized();
     if (s == IBV_FORK_DISABLED) {
         int rc = ibv_fork_init();
@@ -43,6 +41,13 @@ static void fork_safety(void)
         rcoll_debug("verbs: fork() safety: %s", s == IBV_FORK_UNNEEDED ? "provided by the kernel"
                                                                     : "ibv_fork_init already called");
     }
+}
+
+static void fork_safety(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+    pthread_once(&once, fork_safety_once);
 }
 
 static rcoll_status_t choose_cm(rcoll_tl_t *tl)
@@ -84,7 +89,7 @@ static void size_queues(rcoll_tl_t *tl, const struct ibv_device_attr *da)
         }
         tl->depth /= 2;
     }
-    tl->buf_size = eager + RCOLL_WIRE_HDR_SIZE + RCOLL_TL_RKEY_MAX + RCOLL_VERBS_BH_SIZE;
+    tl->buf_size = eager + tl->params.hdr_size + RCOLL_TL_RKEY_MAX + RCOLL_VERBS_BH_SIZE;
     if (tl->buf_size < 4096) {
         tl->buf_size = 4096;
     }
@@ -331,8 +336,25 @@ static size_t verbs_max_msg_size(rcoll_tl_t *tl)
     return tl->buf_size - RCOLL_VERBS_BH_SIZE;
 }
 
+/* A device with an active port under cfg (RCOLL_NET_DEVICES honoured); an
+ * iWARP one should carry the remote traffic, as UCX cannot drive it. */
+static void verbs_probe(const rcoll_config_t *cfg, rcoll_tl_probe_t *out)
+{
+    rcoll_verbs_port_t p;
+
+    memset(out, 0, sizeof(*out));
+    if (rcoll__verbs_select(cfg, &p, out->reason, sizeof(out->reason)) != RCOLL_OK) {
+        return;
+    }
+    out->available = 1;
+    out->prefer_remote = p.kind == RCOLL_VERBS_KIND_IWARP;
+    snprintf(out->reason, sizeof(out->reason), "%s:%d %s", p.dev, p.port,
+             rcoll__verbs_kind_name(p.kind));
+}
+
 const rcoll_tl_ops_t rcoll_tl_verbs_ops = {
     .name         = "verbs",
+    .probe        = verbs_probe,
     .open         = verbs_open,
     .close        = verbs_close,
     .address      = verbs_address,

@@ -1,0 +1,127 @@
+/*
+ * shm_pipe.h - the shared-memory engines: reading and writing a rank's
+ * slot (small collectives) and the chunk pipeline driver (large ones), used
+ * by the shm bcast, allgather and reduction (allreduce, reduce).  The
+ * segment, its flags and the chunk-id rules are in shm/shm.h.
+ *
+ * Slots: collective k's data sits in its writer's slot of parity k & 1,
+ * announced by the slot's word reaching k; the writer reuses the slot for
+ * k + 2 only once every rank has finished k (rcoll__shm_slots_free).
+ *
+ * Pipeline: a collective's nchunks chunks (ids g0 .. g0 + nchunks - 1)
+ * each go through up to RCOLL__SHM_PIPE_STAGES stages in order (e.g.
+ * copy in, reduce, copy out); done[s] counts the chunks through stage s.
+ * The driver runs every stage that may take a chunk, again and again while
+ * any moved: stage 0 while chunks are left and (with more stages) fewer
+ * than nbuf are ahead of stage 1, stage s > 0 while stage s - 1 is ahead
+ * of it.  A stage function moves what it can of chunk done[s] (it waits
+ * on flags itself, recording the peer in task->wait_peer), increments
+ * done[s] when through, and returns 1 if it moved anything.  The stages
+ * are called through pointers once per chunk and stage: chunks are 64 KiB
+ * and more, small collectives take the slot path.
+ */
+#ifndef RCOLL_SHM_PIPE_H
+#define RCOLL_SHM_PIPE_H
+
+#include <string.h>
+#include "core.h"
+#include "shm/shm.h"
+
+/* ---- slots ---- */
+
+/* Collective k's n bytes from src into this rank's slot, once every rank is
+ * through k - 2, then announce them.  0 while some rank is not. */
+static inline int rcoll__shm_slot_write(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t k,
+                                        const void *src, size_t n)
+{
+    if (!rcoll__shm_slots_free(task, sh, k)) {
+        return 0;
+    }
+    memcpy(rcoll__shm_slot_data(sh, sh->me, k, n), src, n);
+    atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, k), k, memory_order_release);
+    return 1;
+}
+
+/* Rank q's n bytes of collective k, or NULL (task->wait_peer set) while q
+ * has not written them.  q arriving at k shows it finished k - 1. */
+static inline const char *rcoll__shm_slot_read(rcoll_task_t *task, rcoll__shm_t *sh, int q,
+                                               uint64_t k, size_t n)
+{
+    if (atomic_load_explicit(rcoll__shm_slot_seq(sh, q, k), memory_order_acquire) != k) {
+        rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_ARRIVE);
+        return NULL;
+    }
+    if (sh->fin[q] < k - 1) {
+        sh->fin[q] = k - 1;
+    }
+    return rcoll__shm_slot_data(sh, q, k, n);
+}
+
+/* ---- per-rank flags of a chunk ---- */
+
+enum { RCOLL__SHM_IN_READY = 0, RCOLL__SHM_RES_READY };
+
+/* The next rank q >= *next (other than skip) whose in_ready / res_ready
+ * flag has reached chunk id g: sh->p once all have, -1 (task->wait_peer
+ * set, step RCOLL__SHM_STEP_CHUNK + c) while rank *next has not.  The
+ * caller copies from q and advances *next past it. */
+static inline int rcoll__shm_next_ready(rcoll_task_t *task, rcoll__shm_t *sh, int which, int *next,
+                                        int skip, uint64_t g, size_t c)
+{
+    for (; *next < sh->p; ++*next) {
+        int q = *next;
+        if (q == skip) {
+            continue;
+        }
+        rcoll__shm_ctl_t *ctl = rcoll__shm_ctl(sh, q);
+        if (which == RCOLL__SHM_IN_READY ? !rcoll__shm_flag_ge(&ctl->in_ready, &sh->in_ready[q], g)
+                                         : !rcoll__shm_flag_ge(&ctl->res_ready, &sh->res_ready[q], g)) {
+            rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CHUNK + (uint32_t)c);
+            return -1;
+        }
+        return q;
+    }
+    return sh->p;
+}
+
+/* This rank has copied chunk g out: raise out_done. */
+static inline void rcoll__shm_out_done(rcoll__shm_t *sh, uint64_t g)
+{
+    rcoll__shm_publish(&rcoll__shm_ctl(sh, sh->me)->out_done, &sh->out_done[sh->me], g);
+}
+
+/* ---- the pipeline driver ---- */
+
+#define RCOLL__SHM_PIPE_STAGES 3
+
+typedef struct rcoll__shm_pipe {
+    uint64_t g0;          /* id of chunk 0 */
+    size_t   chunk;       /* bytes per chunk */
+    size_t   nchunks;
+    size_t   done[RCOLL__SHM_PIPE_STAGES];
+    int      nstages;
+} rcoll__shm_pipe_t;
+
+typedef int (*rcoll__shm_stage_fn)(rcoll_task_t *task, void *state);
+
+/* Cut nbytes into chunks of `chunk` bytes (the input pieces, see
+ * rcoll__shm_pipe_start) and take their ids. */
+void rcoll__shm_pipe_init(rcoll__shm_pipe_t *P, rcoll__shm_t *sh, size_t chunk, size_t nbytes,
+                          int nstages);
+
+/* Bytes [*off, *off + return) of chunk c of an nbytes-long buffer. */
+static inline size_t rcoll__shm_pipe_part(const rcoll__shm_pipe_t *P, size_t c, size_t nbytes,
+                                          size_t *off)
+{
+    *off = c * P->chunk;
+    return nbytes - *off < P->chunk ? nbytes - *off : P->chunk;
+}
+
+/* Run the stages (stage s: stages[s](task, state)) as far as they go.
+ * RCOLL_OK once the last stage is through every chunk (the collective is
+ * then left: rcoll__shm_pipe_leave), else RCOLL_INPROGRESS, progress
+ * marked for RCOLL_TIMEOUT if anything moved. */
+rcoll_status_t rcoll__shm_pipe_drive(rcoll_task_t *task, rcoll__shm_op_t *op, rcoll__shm_pipe_t *P,
+                                     const rcoll__shm_stage_fn *stages, void *state);
+
+#endif

@@ -1,0 +1,23 @@
+/*
+ * shm_reduction.h - the reduction engine of the shm allreduce and reduce
+ * (shm_reduction.c): flat through the slots for small vectors, a
+ * three-stage chunk pipeline (engines/shm_pipe.h) for larger ones.
+ */
+#ifndef RCOLL_SHM_REDUCTION_H
+#define RCOLL_SHM_REDUCTION_H
+
+#include "shm.h"
+#include "engines/shm_pipe.h"
+
+typedef struct {
+    rcoll__shm_op_t   op;
+    int               next;       /* flat: next rank to fold in */
+    int               cs;         /* pipelined: next slice to copy out of chunk done[2] */
+    int               root;       /* -1: allreduce */
+    rcoll__shm_pipe_t pipe;       /* stages: copy in, reduce, copy out */
+} rcoll__shm_red_t;
+
+/* Allreduce (root < 0) or reduce to root, once rcoll__shm_enter said OK. */
+rcoll_status_t rcoll__shm_reduce_progress(rcoll_task_t *task, rcoll__shm_red_t *S, int root);
+
+#endif
