@@ -468,7 +468,7 @@ static void test_no_segment(void **state)
     rcoll_context_t *ctx = calloc(1, sizeof(*ctx));
     rcoll_comm_t comm = { .ctx = ctx, .size = 2, .rank = 1, .local_size = 2, .id = 9,
                           .shm_usable = 1 };
-    rcoll_task_t *t = aligned_alloc(64, sizeof(*t));
+    rcoll_task_t *t = alloc_aligned(64, sizeof(*t));
     int wr[2] = { 0, 1 };
     const rcoll_alg_t *algs[] = { &rcoll_allreduce_shm, &rcoll_bcast_shm, &rcoll_barrier_shm,
                                   &rcoll_reduce_shm, &rcoll_allgather_shm };
