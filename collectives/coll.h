@@ -1,5 +1,9 @@
 /*
- * coll.h - how a collective algorithm plugs into rcoll.
+ * coll.h - the contract between rcoll's core (src/) and its collectives
+ * (collectives/): everything an algorithm may know of the core, and the
+ * hooks the core calls in the collectives.  An algorithm file includes this
+ * header, the leaf headers of common/ and collectives' own headers, nothing
+ * of src/ or transports/ (docs/architecture.md; test/check-includes).
  *
  * Every algorithm is a nonblocking state machine: one progress() function, a
  * switch on task->phase (which starts at 0), keeping whatever else it needs in
@@ -20,14 +24,27 @@
  * completes a collective on one rank, or of zero elements, by itself (a
  * local copy) and never selects an algorithm for it, so algorithms and the
  * engines they compose (collectives/engines/) have no p == 1 case.
+ *
+ * The two objects the core and the algorithms share, the communicator and
+ * the task, are defined here with their fields in the open, so that the
+ * per-collective path reads them without a call; the context is the core's
+ * and opaque here: what collectives need of it comes through the functions
+ * at the end of this header.
  */
 #ifndef RCOLL_COLL_H
 #define RCOLL_COLL_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include "rcoll.h"
 #include "status.h"
+#include "config.h"
+#include "list.h"
+#include "log.h"
 
-typedef struct rcoll_request rcoll_task_t;   /* a collective in flight */
+/* A collective in flight.  The public name is rcoll_request_t (rcoll.h);
+ * inside rcoll it is the task (docs/architecture.md, "Names"). */
+typedef struct rcoll_request rcoll_task_t;
 
 typedef enum {
     RCOLL_COLL_ALLREDUCE,
@@ -95,11 +112,166 @@ const char *rcoll_coll_name(rcoll_coll_type_t coll);       /* "allreduce" */
 const rcoll_alg_t *const *rcoll_coll_algs(rcoll_coll_type_t coll);
 const rcoll_alg_t *rcoll_alg_find(rcoll_coll_type_t coll, const char *name);
 
+/* ---- the shared objects ---- */
+
+#define RCOLL_TASK_MAX_OPS          64    /* ops an algorithm may post between successful tests */
+#define RCOLL_ALG_STATE_SIZE        256
+#define RCOLL_COMM_COLL_STATE_SIZE  512
+
+/* A communicator.  Algorithms read ctx (to pass on), id, rank, size,
+ * local_size, shm_usable; coll_state is the collectives' (coll_comm.h):
+ * zeroed when the communicator is made, released by rcoll_coll_comm_fini.
+ * The other fields are the core's. */
+struct rcoll_comm {
+    rcoll_context_t *ctx;
+    uint64_t         id;
+    int              rank, size;
+    int             *world_ranks;      /* comm rank -> world rank */
+    uint32_t         next_seq;         /* sequence number of the next collective */
+    /* Creations by rcoll_comm_create_group with this parent, counted per
+     * (tag, group) key (src/comm_group.c): the same on every member. */
+    struct rcoll_group_seq *group_seqs;
+    uint32_t         ngroup_seqs, group_seqs_cap;
+    int              nactive;          /* requests not yet completed */
+    int              is_world;
+    /* Properties fixed when the communicator is created (rcoll_comm_create)
+     * and never changed: every member derives them from data all members
+     * hold identically (the node of every world rank, exchanged at init, and
+     * RCOLL_SHM, an init-only setting that must be equal on all ranks), so
+     * all reach the same values without communicating.  The selector reads
+     * them; no algorithm is ever swapped for another mid-flight.
+     * shm_usable: every member is on one node and RCOLL_SHM=1, so the
+     * selector may choose the shm algorithms here (a forced shm needs only
+     * the one node).  The segment behind them is still set up lazily, by
+     * the first shm collective; if that fails, that collective and every
+     * later shm one on the communicator return the error (docs/shm.md). */
+    int              local_size;       /* members on this rank's node */
+    int              shm_usable;
+    /* The collectives' per-communicator state (the selector's remembered
+     * choices, the shared-memory segment), in place: no indirection on the
+     * per-collective path. */
+    uint64_t         coll_state[RCOLL_COMM_COLL_STATE_SIZE / 8];
+};
+
+/* A collective in flight.  The first group of fields is the algorithm's to
+ * read (and phase, alg_state, wait_peer, wait_step, progress_count to
+ * write); the second is the core's bookkeeping, here so that the core's
+ * per-collective path needs no indirection: algorithms never touch it.
+ * The op slots follow the task in the core's allocation (src/core.h). */
+struct rcoll_request {
+    rcoll_list_t       link;           /* the core's: ctx->active or ctx->zombies; first, so
+                                        * that finding the task from it costs nothing */
+    /* the algorithm's */
+    rcoll_coll_args_t  args;
+    rcoll_comm_t      *comm;
+    rcoll_context_t   *ctx;
+    const rcoll_alg_t *alg;
+    uint32_t           seq;
+    int                phase;          /* the algorithm's state; 0 at start */
+    int                wait_peer;      /* for diagnostics when no op is pending: the comm rank */
+    uint32_t           wait_step;      /* an algorithm waits for (e.g. a shared-memory flag); -1 = none */
+    /* RCOLL_TIMEOUT: progress_count grows whenever the collective moves (an
+     * op completes, a shm stage passes); the deadline check, run only when
+     * a wait finds nothing to do, notes the time it last saw it change, so
+     * the hot path reads no clock. */
+    unsigned           progress_count;
+    /* the core's (in this order: no padding, the struct is cleared per post) */
+    rcoll_status_t     status;         /* RCOLL_INPROGRESS until done */
+    double             last_progress;  /* when the check last saw progress; 0: not yet */
+    int                done;
+    unsigned           progress_seen;
+    rcoll_status_t     op_error;       /* first failed op's status */
+    int                zombie;         /* failed; freed when the transport lets go */
+    int                nops;           /* ops posted since the last completed test */
+    int                npending;       /* of those, not done */
+    int                inflight_tl;    /* puts the transport still holds */
+    void              *scratch;        /* freed when the task ends */
+    size_t             scratch_size;
+    /* the algorithm's private state (rcoll_task_state) */
+    uint64_t           alg_state[RCOLL_ALG_STATE_SIZE / 8];
+};
+
+/* ---- what the core does for algorithms (src/p2p.c, src/task.c) ---- */
+
+/* Post a send / receive of len bytes to / from comm rank peer, tagged step.
+ * (peer, step) must identify one message within the collective in each
+ * direction.  Returns RCOLL_OK or an error (the op slot table is full, the
+ * peer failed, a transport error). */
+rcoll_status_t rcoll_task_send(rcoll_task_t *task, int peer, uint32_t step, const void *buf, size_t len);
+rcoll_status_t rcoll_task_recv(rcoll_task_t *task, int peer, uint32_t step, void *buf, size_t len);
+
+/* RCOLL_OK once every op posted since the last RCOLL_OK is done (the slots
+ * are then reused), RCOLL_INPROGRESS while some are pending, or the first
+ * error of a failed op. */
+rcoll_status_t rcoll_task_test(rcoll_task_t *task);
+
+/* A scratch buffer of at least size bytes owned by the task (64-byte
+ * aligned, kept across calls, freed at the end); NULL if out of memory. */
+void *rcoll_task_scratch(rcoll_task_t *task, size_t size);
+
+/* The algorithm's private state (RCOLL_ALG_STATE_SIZE bytes, zeroed at start). */
+#define rcoll_task_state(_task, _type) \
+    ((_type *)(void *)(_task)->alg_state)
+#define RCOLL_ALG_STATE_CHECK(_type) \
+    _Static_assert(sizeof(_type) <= RCOLL_ALG_STATE_SIZE, #_type " too large")
+
+static inline int rcoll_task_rank(const rcoll_task_t *t) { return t->comm->rank; }
+static inline int rcoll_task_size(const rcoll_task_t *t) { return t->comm->size; }
+
+/* The context's settings.  The settings are the first member of the core's
+ * struct rcoll_context (src/core.h asserts it), so this is a cast, not a
+ * call.  config->gen changes whenever rcoll_config_set changes a setting. */
+static inline const rcoll_config_t *rcoll_ctx_config(const rcoll_context_t *ctx)
+{
+    return (const rcoll_config_t *)(const void *)ctx;
+}
+
+static inline const rcoll_config_t *rcoll_task_config(const rcoll_task_t *t)
+{
+    return rcoll_ctx_config(t->ctx);
+}
+
+/* Mark what was derived from the settings stale (config->gen++): the
+ * selector does when it re-reads the tune file. */
+static inline void rcoll_ctx_config_touch(rcoll_context_t *ctx)
+{
+    ((rcoll_config_t *)(void *)ctx)->gen++;
+}
+
+/* Off the per-collective path (src/coll_support.c, src/progress.c): */
+/* Seconds from an arbitrary start (CLOCK_MONOTONIC). */
+double rcoll_time_now(void);
+/* The eager limit all ranks agreed on (0 before they have). */
+size_t rcoll_ctx_eager_limit(const rcoll_context_t *ctx);
+/* This process's host name, for messages. */
+const char *rcoll_ctx_hostname(const rcoll_context_t *ctx);
+/* The number of nodes of the job, and the node (0 .. nnodes - 1) of comm
+ * rank r; -1 when unknown. */
+int rcoll_comm_nnodes(const rcoll_comm_t *comm);
+int rcoll_comm_node(const rcoll_comm_t *comm, int r);
+/* A pointer the collectives own per context (the selector's caches): NULL
+ * when the context is made, never read by the core; rcoll_selector_fini
+ * releases what it points to before the context goes. */
+void **rcoll_ctx_coll_slot(rcoll_context_t *ctx);
+
+/* ---- what the collectives do for the core ---- */
+
+/* The algorithm tables and their lookup, above; and: */
+
 /*
  * The selector: choose the algorithm for a task (a forced one from
  * RCOLL_<COLL>_ALGORITHM if set).  Returns NULL with an error logged if a
  * forced name is unknown.
  */
 const rcoll_alg_t *rcoll_select(rcoll_task_t *task);
+
+/* Parse the context's RCOLL_TUNE_FILE now (else it is parsed on the first
+ * collective), so that a bad file fails init with its file:line reason;
+ * and release what the selector keeps for the context. */
+rcoll_status_t rcoll_selector_init(rcoll_context_t *ctx);
+void           rcoll_selector_fini(rcoll_context_t *ctx);
+
+/* The communicator is being destroyed: release comm->coll_state. */
+void rcoll_coll_comm_fini(rcoll_comm_t *comm);
 
 #endif

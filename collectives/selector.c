@@ -10,7 +10,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core.h"
+#include "coll_comm.h"
 #include "selector.h"
 
 /* Same-node figures measured on the development machine (2-core VM, UCX
@@ -39,9 +39,11 @@ void rcoll_selector_model_for(const rcoll_context_t *ctx, rcoll_model_t *m)
     *m = default_model;
     if (ctx == NULL)
         return;
-    m->eager_limit = ctx->eager_limit ? ctx->eager_limit : ctx->config.eager_limit;
-    m->segment_size = ctx->config.segment_size;
-    m->shm = ctx->config.shm;
+    const rcoll_config_t *cfg = rcoll_ctx_config(ctx);
+    size_t agreed = rcoll_ctx_eager_limit(ctx);
+    m->eager_limit = agreed ? agreed : cfg->eager_limit;
+    m->segment_size = cfg->segment_size;
+    m->shm = cfg->shm;
 }
 
 const rcoll_alg_t *rcoll_select_by_cost(rcoll_coll_type_t coll, const rcoll_model_t *m,
@@ -62,7 +64,7 @@ const rcoll_alg_t *rcoll_select_by_cost(rcoll_coll_type_t coll, const rcoll_mode
 
 /* ---- the context's caches: ranks per node of the last communicator
  * asked, and the tune file parsed once per file name.  They live in the
- * context (ctx->selector, made on first use), so contexts driven by
+ * context (rcoll_ctx_coll_slot, made on first use), so contexts driven by
  * different threads share nothing. ---- */
 
 typedef struct {
@@ -82,29 +84,30 @@ typedef struct {
 /* The context's caches; NULL only when out of memory. */
 static sel_state_t *sel_state(rcoll_context_t *ctx)
 {
-    if (ctx->selector == NULL) {
-        ctx->selector = calloc(1, sizeof(sel_state_t));
+    void **slot = rcoll_ctx_coll_slot(ctx);
+    if (*slot == NULL) {
+        *slot = calloc(1, sizeof(sel_state_t));
     }
-    return ctx->selector;
+    return *slot;
 }
 
 static int comm_ppn_compute(const rcoll_comm_t *comm)
 {
-    const rcoll_context_t *ctx = comm->ctx;
+    int nnodes = rcoll_comm_nnodes(comm);
     int stack_counts[256], *counts = stack_counts, ppn = 0;
 
-    if (ctx->node_of == NULL || ctx->nnodes <= 1)
+    if (nnodes <= 1)
         return comm->size;
-    if (ctx->nnodes > (int)(sizeof(stack_counts) / sizeof(stack_counts[0]))) {
-        counts = calloc((size_t)ctx->nnodes, sizeof(*counts));
+    if (nnodes > (int)(sizeof(stack_counts) / sizeof(stack_counts[0]))) {
+        counts = calloc((size_t)nnodes, sizeof(*counts));
         if (counts == NULL)
             return -1;
     } else {
         memset(stack_counts, 0, sizeof(stack_counts));
     }
     for (int i = 0; i < comm->size; i++) {
-        int node = ctx->node_of[comm->world_ranks[i]];
-        if (node >= 0 && node < ctx->nnodes && ++counts[node] > ppn)
+        int node = rcoll_comm_node(comm, i);
+        if (node >= 0 && node < nnodes && ++counts[node] > ppn)
             ppn = counts[node];
     }
     if (counts != stack_counts)
@@ -158,23 +161,25 @@ static const rcoll_tune_t *tune_get(rcoll_context_t *ctx, const char *path)
 
 rcoll_status_t rcoll_selector_init(rcoll_context_t *ctx)
 {
-    ctx->config_gen++;       /* choices cached before are stale */
+    const rcoll_config_t *cfg = rcoll_ctx_config(ctx);
+    rcoll_ctx_config_touch(ctx);    /* choices remembered before are stale */
     sel_state_t *s = sel_state(ctx);
     if (s == NULL)
         return RCOLL_ERR_NO_MEMORY;
-    if (ctx->config.tune_file[0] == '\0')
+    if (cfg->tune_file[0] == '\0')
         return RCOLL_OK;
     s->tune.loaded = 0;      /* re-read: the file may have changed */
-    return tune_get(ctx, ctx->config.tune_file) ? RCOLL_OK : RCOLL_ERR_INVALID_ARG;
+    return tune_get(ctx, cfg->tune_file) ? RCOLL_OK : RCOLL_ERR_INVALID_ARG;
 }
 
 void rcoll_selector_fini(rcoll_context_t *ctx)
 {
-    sel_state_t *s = ctx->selector;
+    void **slot = rcoll_ctx_coll_slot(ctx);
+    sel_state_t *s = *slot;
     if (s != NULL) {
         rcoll_tune_free(&s->tune.tune);
         free(s);
-        ctx->selector = NULL;
+        *slot = NULL;
     }
 }
 
@@ -209,7 +214,8 @@ static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes)
 {
     rcoll_context_t *ctx = task->ctx;
     rcoll_coll_type_t coll = task->args.type;
-    const char *forced = forced_name(&ctx->config, coll);
+    const rcoll_config_t *cfg = rcoll_ctx_config(ctx);
+    const char *forced = forced_name(cfg, coll);
     const rcoll_alg_t *alg;
     rcoll_model_t m;
     int nranks = task->comm->size, ppn;
@@ -220,8 +226,8 @@ static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes)
             log_unknown(coll, forced);
         return alg;
     }
-    if (ctx->config.tune_file[0] != '\0') {
-        const rcoll_tune_t *t = tune_get(ctx, ctx->config.tune_file);
+    if (cfg->tune_file[0] != '\0') {
+        const rcoll_tune_t *t = tune_get(ctx, cfg->tune_file);
         if (t == NULL)
             return NULL;
         alg = rcoll_tune_lookup(t, coll, bytes, nranks);
@@ -247,7 +253,7 @@ static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes)
 /* The choice depends only on the collective, its bytes, the communicator
  * and the configuration, so it is remembered per communicator (a small
  * direct-mapped table): a repeated call skips the tune file and the cost
- * of every algorithm.  rcoll_config_set bumps ctx->config_gen, which
+ * of every algorithm.  rcoll_config_set bumps the config's gen, which
  * invalidates every entry. */
 const rcoll_alg_t *rcoll_select(rcoll_task_t *task)
 {
@@ -255,9 +261,9 @@ const rcoll_alg_t *rcoll_select(rcoll_task_t *task)
     rcoll_coll_type_t coll = task->args.type;
     size_t bytes = coll == RCOLL_COLL_BARRIER ? 0
                  : task->args.count * rcoll_datatype_size(task->args.dtype);
-    unsigned gen = task->ctx->config_gen + 1;
+    unsigned gen = rcoll_task_config(task)->gen + 1;
     size_t h = (bytes ^ (bytes >> 7) ^ (bytes >> 17) ^ ((size_t)coll * 0x9e5u)) % RCOLL_SEL_CACHE;
-    rcoll_sel_entry_t *e = &comm->sel_cache[h];
+    rcoll_sel_entry_t *e = &rcoll_coll_comm(comm)->sel_cache[h];
 
     if (e->gen == gen && e->coll == (int)coll && e->bytes == bytes)
         return e->alg;

@@ -41,10 +41,7 @@ int rcoll_selector_comm_ppn(const rcoll_comm_t *comm);
 void rcoll_selector_print_model(FILE *out, const rcoll_model_t *m);
 void rcoll_selector_print_model_ppn(FILE *out, const rcoll_model_t *m, int ppn);
 
-/* Parse the context's RCOLL_TUNE_FILE now (else it is parsed on the first
- * collective), so that a bad file fails init with its file:line reason. */
-rcoll_status_t rcoll_selector_init(rcoll_context_t *ctx);
-void           rcoll_selector_fini(rcoll_context_t *ctx);
+/* rcoll_selector_init / fini: declared in coll.h (the core calls them). */
 
 /* ---- tune files ---- */
 

@@ -243,6 +243,12 @@ rcoll_status_t rcoll_comm_create_group(rcoll_comm_t *parent, const int *ranks, i
                                        int tag, rcoll_comm_t **newcomm);
 rcoll_status_t rcoll_comm_free(rcoll_comm_t *comm);
 
+/* Nodes are as the launcher reports them (PMIx: the process's PMIX_HOSTNAME,
+ * else PMIX_NODEID, else the host name; rcoll_init_oob: its `node` field).
+ * The node communicator is released with rcoll_comm_free(). */
+/* Collective over comm: the ranks of comm on this rank's node, ordered as in comm. */
+rcoll_status_t rcoll_comm_split_node(rcoll_comm_t *comm, rcoll_comm_t **nodecomm);
+
 /* Rank of this process in the world communicator of ctx, the job size, and
  * the number of ranks sharing this node. */
 int            rcoll_context_rank(const rcoll_context_t *ctx);

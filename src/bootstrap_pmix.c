@@ -2,6 +2,12 @@
  * bootstrap_pmix.c - rank, size, locality and address exchange through PMIx:
  * the bootstrap of rcoll_init (see bootstrap.h).  The exchange is Put under
  * one key, Commit, Fence with data collection, then a Get per rank.
+ *
+ * The node name (ranks with equal names share a node) is the launcher's:
+ * PMIX_HOSTNAME of this process, else its PMIX_NODEID, and gethostname()
+ * only when PMIx answers neither.  Under Slurm with several slurmd on one
+ * host, or rcollrun --nodes, the launcher's names differ where the host
+ * name does not.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,15 +57,33 @@ static int have_pmix_server(void)
     return 0;
 }
 
-static rcoll_status_t get_uint32(rcoll_pmix_t *px, int rank, const char *key, uint32_t *out)
+/* quiet: a missing key is not an error worth logging (the caller has a fallback). */
+static rcoll_status_t get_value(rcoll_pmix_t *px, int rank, const char *key, int quiet,
+                                pmix_value_t **val)
 {
     pmix_proc_t proc;
-    pmix_value_t *val = NULL;
     PMIX_PROC_CONSTRUCT(&proc);
     PMIX_LOAD_PROCID(&proc, px->me.nspace, rank);
-    pmix_status_t rc = PMIx_Get(&proc, key, NULL, 0, &val);
-    if (rc != PMIX_SUCCESS || val == NULL) {
-        rcoll_error("PMIx_Get(%s) failed: %s", key, PMIx_Error_string(rc));
+    *val = NULL;
+    pmix_status_t rc = PMIx_Get(&proc, key, NULL, 0, val);
+    if (rc != PMIX_SUCCESS || *val == NULL) {
+        if (quiet) {
+            rcoll_debug("PMIx_Get(%s): %s", key, PMIx_Error_string(rc));
+        } else {
+            rcoll_error("PMIx_Get(%s) failed: %s", key, PMIx_Error_string(rc));
+        }
+        if (*val != NULL) {
+            PMIX_VALUE_RELEASE(*val);
+        }
+        return RCOLL_ERR_BOOTSTRAP;
+    }
+    return RCOLL_OK;
+}
+
+static rcoll_status_t get_uint32(rcoll_pmix_t *px, int rank, const char *key, uint32_t *out)
+{
+    pmix_value_t *val;
+    if (get_value(px, rank, key, 0, &val) != RCOLL_OK) {
         return RCOLL_ERR_BOOTSTRAP;
     }
     switch (val->type) {
@@ -77,15 +101,40 @@ static rcoll_status_t get_uint32(rcoll_pmix_t *px, int rank, const char *key, ui
     return RCOLL_OK;
 }
 
+/* This process's node as the launcher names it (malloc'd), or NULL. */
+static char *launcher_node_name(rcoll_pmix_t *px)
+{
+    pmix_value_t *val;
+    char *name = NULL;
+    if (get_value(px, (int)px->me.rank, PMIX_HOSTNAME, 1, &val) == RCOLL_OK) {
+        if (val->type == PMIX_STRING && val->data.string != NULL && val->data.string[0] != '\0') {
+            name = strdup(val->data.string);
+        }
+        PMIX_VALUE_RELEASE(val);
+        if (name != NULL) {
+            return name;
+        }
+    }
+    if (get_value(px, (int)px->me.rank, PMIX_NODEID, 1, &val) == RCOLL_OK) {
+        if (val->type == PMIX_UINT32) {
+            char buf[32];
+            snprintf(buf, sizeof(buf), "pmix-node-%u", val->data.uint32);
+            name = strdup(buf);
+        }
+        PMIX_VALUE_RELEASE(val);
+    }
+    return name;
+}
+
 rcoll_status_t rcoll_bootstrap_pmix_init(rcoll_context_t *ctx)
 {
     gethostname(ctx->hostname, sizeof(ctx->hostname) - 1);
     ctx->boot_ops = &pmix_ops;
-    ctx->node_name = strdup(ctx->hostname);     /* a later issue uses the launcher's node ids */
-    if (ctx->node_name == NULL) {
-        return RCOLL_ERR_NO_MEMORY;
-    }
     if (!have_pmix_server()) {
+        ctx->node_name = strdup(ctx->hostname);
+        if (ctx->node_name == NULL) {
+            return RCOLL_ERR_NO_MEMORY;
+        }
         int n;
         const char *var = launch_without_pmix(&n);
         if (var != NULL) {
@@ -128,6 +177,14 @@ rcoll_status_t rcoll_bootstrap_pmix_init(rcoll_context_t *ctx)
     if (get_uint32(px, PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE, &local_size) != RCOLL_OK) {
         local_size = 0;   /* derived from the host names after the exchange */
     }
+    ctx->node_name = launcher_node_name(px);
+    if (ctx->node_name == NULL) {
+        rcoll_debug("PMIx names no node for this process: using the host name %s", ctx->hostname);
+        ctx->node_name = strdup(ctx->hostname);
+        if (ctx->node_name == NULL) {
+            return RCOLL_ERR_NO_MEMORY;
+        }
+    }
     ctx->size = (int)size;
     ctx->local_rank = (int)local_rank;
     ctx->local_size = (int)local_size;
@@ -135,8 +192,8 @@ rcoll_status_t rcoll_bootstrap_pmix_init(rcoll_context_t *ctx)
         rcoll_error("PMIx gave rank %d outside job size %d", ctx->rank, ctx->size);
         return RCOLL_ERR_BOOTSTRAP;
     }
-    rcoll_debug("PMIx: namespace %s rank %d of %d, local rank %d of %d", px->me.nspace,
-                ctx->rank, ctx->size, ctx->local_rank, ctx->local_size);
+    rcoll_debug("PMIx: namespace %s rank %d of %d, local rank %d of %d, node %s", px->me.nspace,
+                ctx->rank, ctx->size, ctx->local_rank, ctx->local_size, ctx->node_name);
     return RCOLL_OK;
 }
 

@@ -83,9 +83,7 @@ rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, in
 
 void rcoll_comm_destroy(rcoll_comm_t *comm)
 {
-    if (comm->shm_free != NULL) {
-        comm->shm_free(comm);
-    }
+    rcoll_coll_comm_fini(comm);
     free(comm->group_seqs);
     comm->ctx->ncomms--;
     free(comm->world_ranks);

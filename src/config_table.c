@@ -67,6 +67,17 @@ static const rcoll_config_entry_t verbs_table[] = {
     { NULL }
 };
 
+/* Read by the MPI drop-in layer (mpi/, docs/mpi.md) itself, listed here so
+ * that rcoll_info shows them and they are not taken for typos. */
+static const rcoll_config_entry_t mpi_table[] = {
+    { "MPI", "1", "MPI drop-in layer (librcoll_mpi_*.so in LD_PRELOAD): 0 passes every MPI "
+      "call to MPI without unsetting LD_PRELOAD", RCOLL_CONFIG_BOOL, F(mpi), NULL, 0 },
+    { "MPI_REPORT", "0", "MPI drop-in layer: at MPI_Finalize rank 0 prints, per MPI function "
+      "called, how many calls rcoll ran and how many passed to MPI and why",
+      RCOLL_CONFIG_BOOL, F(mpi_report), NULL, 0 },
+    { NULL }
+};
+
 const rcoll_config_entry_t *const rcoll_config_tables[] = {
-    core_table, coll_table, verbs_table, NULL
+    core_table, coll_table, verbs_table, mpi_table, NULL
 };

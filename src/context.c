@@ -15,8 +15,8 @@
 #include <string.h>
 #include "core.h"
 #include "bootstrap.h"
-#include "selector.h"
 #include "wire.h"
+#include "binding.h"
 
 /*
  * The blob: addr_hdr_t, node_len bytes of node name, then for each
@@ -440,6 +440,11 @@ static rcoll_status_t context_start(rcoll_context_t *ctx, const char *fn)
     rcoll_info("initialised (%s bootstrap): rank %d of %d, %d on this node (%s), %d node(s), "
                "eager limit %zu", ctx->boot_ops->name, ctx->rank, ctx->size, ctx->local_size,
                ctx->node_name, ctx->nnodes, ctx->eager_limit);
+    if (ctx->log.level >= RCOLL_LOG_INFO) {     /* hwloc loads the topology: only when shown */
+        char bind[160];
+        rcoll_binding_describe(bind, sizeof(bind));
+        rcoll_info("%s", bind);
+    }
     return RCOLL_OK;
 }
 

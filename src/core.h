@@ -1,7 +1,9 @@
 /*
- * core.h - the objects of rcoll's core: context, communicator, task
- * (= public rcoll_request_t), and the point-to-point operations that
- * collective algorithms post.
+ * core.h - the objects of rcoll's core: the context, the point-to-point
+ * operations that collective algorithms post, and the core's functions.
+ * The communicator and the task (= public rcoll_request_t) are shared with
+ * the collectives and defined in their contract, collectives/coll.h.
+ * Private to src/ (docs/architecture.md).
  */
 #ifndef RCOLL_CORE_H
 #define RCOLL_CORE_H
@@ -16,9 +18,6 @@
 #include "coll.h"
 #include "transport.h"
 
-#define RCOLL_TASK_MAX_OPS     64
-#define RCOLL_ALG_STATE_SIZE   256
-#define RCOLL_SEL_CACHE        16     /* selector choices remembered per communicator */
 #define RCOLL_TL_POLL_IDLE     16     /* with no message pending, poll transports every Nth time */
 
 typedef enum {
@@ -67,7 +66,7 @@ struct rcoll_context {
     const rcoll_bootstrap_ops_t *boot_ops;     /* PMIx or the caller's all-gather */
     void                 *boot;                /* the bootstrap's state */
     rcoll_log_state_t     log;                 /* level and rank of this context's log lines */
-    void                 *selector;            /* the selector's caches (selector.c) */
+    void                 *selector;            /* the collectives' (rcoll_ctx_coll_slot): the selector's caches */
     char                 *config_value;        /* storage of rcoll_config_get's answer */
     /* transports */
     int                   ntls;                /* transport instances opened */
@@ -92,112 +91,30 @@ struct rcoll_context {
     unsigned              idle_polls;
     unsigned              polls;               /* progress calls, for polling transports less */
     int                   p2p_pending;         /* point-to-point ops posted and not done */
-    unsigned              config_gen;          /* bumped by rcoll_config_set: selections redone */
     rcoll_list_t          free_tasks;          /* released tasks kept for reuse */
     int                   nfree_tasks;
 };
 
-/* One remembered choice of rcoll_select. */
+/* rcoll_ctx_config (coll.h) reads the settings through a cast. */
+_Static_assert(offsetof(struct rcoll_context, config) == 0, "config must come first");
+
+/* What the core allocates for a task: the task (coll.h) and its op slots. */
 typedef struct {
-    unsigned           gen;     /* ctx->config_gen + 1 when valid, 0 empty */
-    int                coll;
-    size_t             bytes;
-    const rcoll_alg_t *alg;
-} rcoll_sel_entry_t;
+    rcoll_task_t   task;
+    rcoll_p2p_op_t ops[RCOLL_TASK_MAX_OPS];
+} rcoll_task_block_t;
 
-struct rcoll_comm {
-    rcoll_context_t *ctx;
-    uint64_t         id;
-    int              rank, size;
-    int             *world_ranks;      /* comm rank -> world rank */
-    uint32_t         next_seq;         /* sequence number of the next collective */
-    /* Creations by rcoll_comm_create_group with this parent, counted per
-     * (tag, group) key (comm_group.c): the same on every member. */
-    struct rcoll_group_seq *group_seqs;
-    uint32_t         ngroup_seqs, group_seqs_cap;
-    int              nactive;          /* requests not yet completed */
-    int              is_world;
-    /* Properties fixed when the communicator is created (rcoll_comm_create)
-     * and never changed: every member derives them from data all members
-     * hold identically (the node of every world rank, exchanged at init, and
-     * RCOLL_SHM, an init-only setting that must be equal on all ranks), so
-     * all reach the same values without communicating.  The selector reads
-     * them; no algorithm is ever swapped for another mid-flight.
-     * shm_usable: every member is on one node and RCOLL_SHM=1, so the
-     * selector may choose the shm algorithms here (a forced shm needs only
-     * the one node).  The segment behind them is still set up lazily, by
-     * the first shm collective; if that fails, that collective and every
-     * later shm one on the communicator return the error (docs/shm.md). */
-    int              local_size;       /* members on this rank's node */
-    int              shm_usable;
-    /* State of an algorithm family kept for the communicator's lifetime
-     * (e.g. the shared-memory segment); freed through shm_free. */
-    void            *shm;
-    void           (*shm_free)(rcoll_comm_t *comm);
-    /* The selector's last choices by (collective, bytes): the choice is a
-     * pure function of them and the configuration. */
-    rcoll_sel_entry_t sel_cache[RCOLL_SEL_CACHE];
-};
+static inline rcoll_p2p_op_t *rcoll_task_ops(rcoll_task_t *task)
+{
+    return ((rcoll_task_block_t *)(void *)task)->ops;
+}
 
-struct rcoll_request {
-    rcoll_list_t       link;           /* ctx->active or ctx->zombies */
-    rcoll_context_t   *ctx;
-    rcoll_comm_t      *comm;
-    rcoll_coll_args_t  args;
-    const rcoll_alg_t *alg;
-    uint32_t           seq;
-    int                phase;          /* the algorithm's state */
-    rcoll_status_t     status;         /* RCOLL_INPROGRESS until done */
-    int                done;
-    /* RCOLL_TIMEOUT: progress_count grows whenever the collective moves (an
-     * op completes, a shm stage passes); the deadline check, run only when
-     * a wait finds nothing to do, notes the time it last saw it change, so
-     * the hot path reads no clock. */
-    unsigned           progress_count;
-    unsigned           progress_seen;
-    double             last_progress;  /* when the check last saw progress; 0: not yet */
-    rcoll_status_t     op_error;       /* first failed op's status */
-    int                zombie;         /* failed; freed when the transport lets go */
-    int                wait_peer;      /* for diagnostics when no op is pending: the comm rank */
-    uint32_t           wait_step;      /* an algorithm waits for (e.g. a shared-memory flag); -1 = none */
-    int                nops;           /* ops posted since the last completed test */
-    int                npending;       /* of those, not done */
-    int                inflight_tl;    /* puts the transport still holds */
-    void              *scratch;        /* freed when the task ends */
-    size_t             scratch_size;
-    uint64_t           alg_state[RCOLL_ALG_STATE_SIZE / 8];
-    rcoll_p2p_op_t     ops[RCOLL_TASK_MAX_OPS];
-};
-
-/* ---- for algorithms ---- */
-
-/* Post a send / receive of len bytes to / from comm rank peer, tagged step.
- * (peer, step) must identify one message within the collective in each
- * direction.  Returns RCOLL_OK or an error (the op slot table is full, the
- * peer failed, a transport error). */
-rcoll_status_t rcoll_task_send(rcoll_task_t *task, int peer, uint32_t step, const void *buf, size_t len);
-rcoll_status_t rcoll_task_recv(rcoll_task_t *task, int peer, uint32_t step, void *buf, size_t len);
-
-/* RCOLL_OK once every op posted since the last RCOLL_OK is done (the slots
- * are then reused), RCOLL_INPROGRESS while some are pending, or the first
- * error of a failed op. */
-rcoll_status_t rcoll_task_test(rcoll_task_t *task);
-
-/* A scratch buffer of at least size bytes owned by the task (64-byte
- * aligned, kept across calls, freed at the end); NULL if out of memory. */
-void *rcoll_task_scratch(rcoll_task_t *task, size_t size);
-
-/* The algorithm's private state (RCOLL_ALG_STATE_SIZE bytes, zeroed at start). */
-#define rcoll_task_state(_task, _type) \
-    ((_type *)(void *)(_task)->alg_state)
-#define RCOLL_ALG_STATE_CHECK(_type) \
-    _Static_assert(sizeof(_type) <= RCOLL_ALG_STATE_SIZE, #_type " too large")
-
-static inline int rcoll_task_rank(const rcoll_task_t *t) { return t->comm->rank; }
-static inline int rcoll_task_size(const rcoll_task_t *t) { return t->comm->size; }
+static inline const rcoll_p2p_op_t *rcoll_task_ops_const(const rcoll_task_t *task)
+{
+    return ((const rcoll_task_block_t *)(const void *)task)->ops;
+}
 
 /* ---- core internals ---- */
-double rcoll_time_now(void);
 int    rcoll_context_progress(rcoll_context_t *ctx);      /* events handled */
 void   rcoll_context_backoff(rcoll_context_t *ctx, int events);
 rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args, rcoll_task_t **out);

@@ -1,6 +1,10 @@
 # src/: the core (context, config, log, bootstrap, point-to-point protocol,
 # requests and progress, communicators) and the reduction kernels.
-librcoll_la_SOURCES += \
+noinst_LTLIBRARIES += librcoll_core.la
+librcoll_la_LIBADD += librcoll_core.la
+librcoll_core_la_CPPFLAGS = $(RCOLL_CORE_CPPFLAGS)
+librcoll_core_la_CFLAGS = $(AM_CFLAGS) $(RCOLL_EXT_CFLAGS)
+librcoll_core_la_SOURCES = \
     src/api.c \
     src/config.c \
     src/config_table.c \
@@ -8,8 +12,11 @@ librcoll_la_SOURCES += \
     src/context.c \
     src/bootstrap_pmix.c \
     src/bootstrap_oob.c \
+    src/binding.c \
     src/comm.c \
+    src/coll_support.c \
     src/comm_group.c \
+    src/comm_node.c \
     src/datatype.c \
     src/log.c \
     src/p2p.c \
@@ -19,5 +26,6 @@ librcoll_la_SOURCES += \
     src/reduce.c \
     src/reduce_half.c \
     src/reduce_half.h
-noinst_HEADERS = src/bootstrap.h src/config.h src/core.h src/list.h src/log.h src/reduce.h \
-    src/status.h src/wire.h transports/transport.h collectives/coll.h
+noinst_HEADERS = src/bootstrap.h src/core.h src/wire.h \
+    common/binding.h common/config.h common/list.h common/log.h common/reduce.h common/status.h \
+    transports/transport.h collectives/coll.h

@@ -11,7 +11,12 @@
  * remote write and sends RTR {address, length, packed key}; the sender checks
  * that the advertised length is exactly what it sends, writes with put(), and
  * once the write is visible at the target sends FIN; the receiver then
- * deregisters (no remote write can land after that) and completes.  The
+ * deregisters (no remote write can land after that) and completes.  A
+ * sender whose length differs from the RTR's writes nothing and sends a FIN
+ * carrying its own length, so both sides fail at once (TRUNCATED when the
+ * sender has more).  A length mismatch across the eager limit (the sender
+ * rendezvous, the receiver eager) is not detectable: both wait for their
+ * deadlines.  The
  * choice of protocol depends only on the length and on whether the peer is
  * this process, so both sides always agree.
  */
@@ -148,6 +153,11 @@ static void start_put(rcoll_p2p_op_t *op, const rcoll_wire_hdr_t *rtr, const voi
         char why[128];
         snprintf(why, sizeof(why), "the receiver advertised %llu bytes (RTR), this rank sends %zu",
                  (unsigned long long)rtr->len, op->len);
+        /* Nothing is written; a FIN carrying this rank's length tells the
+         * receiver, which would otherwise wait for its deadline. */
+        rcoll_wire_hdr_t h;
+        fill_hdr(&h, op, RCOLL_MSG_FIN);
+        (void)send_msg(op->task->ctx, op->wpeer, &h, NULL, 0);
         op_fail(op, rtr->len < op->len ? RCOLL_ERR_TRUNCATED : RCOLL_ERR_PROTOCOL, why);
         return;
     }
@@ -176,13 +186,15 @@ static rcoll_p2p_op_t *new_op(rcoll_task_t *task, rcoll_p2p_kind_t kind, int pee
         return NULL;
     }
     int wpeer = comm->world_ranks[peer];
-    if (ctx->peer_failed[wpeer] != RCOLL_OK) {
+    /* A receive from a failed peer may still match a message that arrived
+     * before the failure (rcoll_task_recv checks); a send fails here. */
+    if (kind == RCOLL_P2P_SEND && ctx->peer_failed[wpeer] != RCOLL_OK) {
         rcoll_error("%s (seq %u, step %u): peer rank %d (world %d) has failed earlier",
                     rcoll_coll_name(task->args.type), task->seq, step, peer, wpeer);
         *st = ctx->peer_failed[wpeer];
         return NULL;
     }
-    rcoll_p2p_op_t *op = &task->ops[task->nops++];
+    rcoll_p2p_op_t *op = &rcoll_task_ops(task)[task->nops++];
     memset(op, 0, sizeof(*op));
     rcoll_list_init(&op->link);
     op->task = task;
@@ -270,6 +282,12 @@ rcoll_status_t rcoll_task_recv(rcoll_task_t *task, int peer, uint32_t step, void
         }
         drop_unexpected(ctx, u);
         return RCOLL_OK;
+    }
+    if (ctx->peer_failed[op->wpeer] != RCOLL_OK) {
+        /* Nothing more will come: it left (e.g. finished first and closed) or died. */
+        st = ctx->peer_failed[op->wpeer];
+        op_fail(op, st, "the peer has failed earlier");
+        return st;
     }
     if (!op->rndv) {
         op->state = RCOLL_P2P_POSTED;
@@ -377,7 +395,11 @@ static void on_fin(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h)
     }
     rcoll_list_del(&op->link);
     if (h->len != op->len) {
-        op_fail(op, RCOLL_ERR_PROTOCOL, "FIN reports a different length than advertised");
+        /* The sender refused to write: it has h->len bytes, not op->len. */
+        char why[128];
+        snprintf(why, sizeof(why), "the sender has %llu bytes for the %zu advertised and wrote "
+                 "nothing (mismatched counts?)", (unsigned long long)h->len, op->len);
+        op_fail(op, h->len > op->len ? RCOLL_ERR_TRUNCATED : RCOLL_ERR_PROTOCOL, why);
         return;
     }
     op_complete(op, RCOLL_OK);
@@ -435,7 +457,7 @@ void rcoll_p2p_peer_error_cb(void *arg, int peer, rcoll_status_t st, const char 
 void rcoll_p2p_cancel_task(rcoll_task_t *task)
 {
     for (int i = 0; i < task->nops; i++) {
-        rcoll_p2p_op_t *op = &task->ops[i];
+        rcoll_p2p_op_t *op = &rcoll_task_ops(task)[i];
         if (op->state == RCOLL_P2P_POSTED || op->state == RCOLL_P2P_WAIT_RTR ||
             op->state == RCOLL_P2P_WAIT_FIN) {
             rcoll_list_del(&op->link);
@@ -455,8 +477,8 @@ void rcoll_p2p_cleanup(rcoll_context_t *ctx)
 const rcoll_p2p_op_t *rcoll_task_first_pending(const rcoll_task_t *task)
 {
     for (int i = 0; i < task->nops; i++) {
-        if (task->ops[i].state != RCOLL_P2P_DONE) {
-            return &task->ops[i];
+        if (rcoll_task_ops_const(task)[i].state != RCOLL_P2P_DONE) {
+            return &rcoll_task_ops_const(task)[i];
         }
     }
     return NULL;

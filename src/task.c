@@ -18,11 +18,11 @@ static rcoll_task_t *task_alloc(rcoll_context_t *ctx)
         rcoll_list_del(e);
         ctx->nfree_tasks--;
         task = rcoll_container_of(e, rcoll_task_t, link);
-    } else if (posix_memalign((void **)&task, 64, sizeof(*task)) != 0) {
+    } else if (posix_memalign((void **)&task, 64, sizeof(rcoll_task_block_t)) != 0) {
         return NULL;
     }
-    /* Everything before the op slots; the slots are set as ops are posted. */
-    memset(task, 0, offsetof(rcoll_task_t, ops));
+    /* The task, not its op slots: they are set as ops are posted. */
+    memset(task, 0, sizeof(*task));
     rcoll_list_init(&task->link);
     return task;
 }

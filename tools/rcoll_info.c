@@ -18,6 +18,7 @@
 #include "config.h"
 #include "coll.h"
 #include "log.h"
+#include "binding.h"
 #include "selector.h"
 #include "transport.h"
 #include "verbs/verbs.h"
@@ -87,9 +88,11 @@ static void print_topology(void)
     }
     char host[64] = "";
     gethostname(host, sizeof(host) - 1);
+    char binding[160];
+    rcoll_binding_describe(binding, sizeof(binding));
     printf("\n# Topology (hwloc %s)\nhost %s: %d NUMA nodes, %d cores, %d hardware threads; "
-           "this process may run on PUs %s\n", HWLOC_VERSION, host, numa, cores, pus,
-           bound ? bound : "?");
+           "this process may run on PUs %s\nbinding: %s\n", HWLOC_VERSION, host, numa, cores, pus,
+           bound ? bound : "?", binding);
     free(bound);
     hwloc_bitmap_free(set);
     hwloc_topology_destroy(topo);

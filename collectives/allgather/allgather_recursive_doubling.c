@@ -12,7 +12,7 @@
  * Tags: 0 fold-in, 1 + k step k, 64 fold-out.
  */
 #include <string.h>
-#include "core.h"
+#include "coll.h"
 #include "engines/fold.h"
 #include "engines/recursive.h"
 #include "selector_cost.h"

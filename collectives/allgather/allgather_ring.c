@@ -6,7 +6,7 @@
  * an allgather pass of the ring engine (engines/ring.h).
  */
 #include <string.h>
-#include "core.h"
+#include "coll.h"
 #include "engines/ring.h"
 #include "selector_cost.h"
 

@@ -1,5 +1,5 @@
 # allgather algorithms: one file each, and the table (allgather.c).
-librcoll_la_SOURCES += \
+librcoll_coll_la_SOURCES += \
     collectives/allgather/allgather.c \
     collectives/allgather/allgather_recursive_doubling.c \
     collectives/allgather/allgather_bruck.c \

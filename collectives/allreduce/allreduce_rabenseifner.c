@@ -11,7 +11,7 @@
  * Cost: 2 log2(p2)·alpha + 2 (p2-1)/p2·n·beta + (p2-1)/p2·n·gamma, plus
  * 2(alpha + n·beta) + n·gamma for the fold.
  */
-#include "core.h"
+#include "coll.h"
 #include "engines/fold.h"
 #include "engines/recursive.h"
 

@@ -11,7 +11,7 @@
  * Cost: ceil(log2 p)·(alpha + n·beta + n·gamma), plus 2(alpha + n·beta) +
  * n·gamma for the fold when p is not a power of two.
  */
-#include "core.h"
+#include "coll.h"
 #include "engines/fold.h"
 #include "engines/recursive.h"
 

@@ -9,7 +9,7 @@
  * Cost: 2 ceil(log2 p)·(alpha + n·beta) + ceil(log2 p)·n·gamma.
  */
 #include <string.h>
-#include "core.h"
+#include "coll.h"
 #include "reduce.h"
 #include "engines/binomial.h"
 

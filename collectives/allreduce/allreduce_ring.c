@@ -11,7 +11,7 @@
  * Cost: 2(p-1)·(alpha + n/p·beta) + (p-1)/p·n·gamma.
  */
 #include <string.h>
-#include "core.h"
+#include "coll.h"
 #include "reduce.h"
 #include "selector_cost.h"
 #include "engines/ring.h"

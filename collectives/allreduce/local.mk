@@ -1,7 +1,7 @@
-# allreduce algorithms: librcoll_la_SOURCES += collectives/allreduce/allreduce_<algorithm>.c
+# allreduce algorithms: librcoll_coll_la_SOURCES += collectives/allreduce/allreduce_<algorithm>.c
 # reduction_math.c is the rank arithmetic of the engines (collectives/engines/)
 # that allreduce, reduce, reduce_scatter, bcast and allgather compose.
-librcoll_la_SOURCES += \
+librcoll_coll_la_SOURCES += \
     collectives/allreduce/allreduce.c \
     collectives/allreduce/allreduce_recursive_doubling.c \
     collectives/allreduce/allreduce_ring.c \

@@ -1,5 +1,5 @@
 # barrier algorithms: one file each, and the table (barrier.c).
-librcoll_la_SOURCES += \
+librcoll_coll_la_SOURCES += \
     collectives/barrier/barrier.c \
     collectives/barrier/barrier_dissemination.c
 noinst_HEADERS += collectives/barrier/barrier_ranks.h

@@ -7,7 +7,7 @@
  * each power of two m < lowbit(vr) (vr + m < p), largest subtree first.
  * ceil(log2 p) rounds; tags: the round, log2(m).
  */
-#include "core.h"
+#include "coll.h"
 #include "engines/binomial.h"
 #include "selector_cost.h"
 

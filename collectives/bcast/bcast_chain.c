@@ -7,7 +7,7 @@
  * receives segment k+1 from the left at the same time, so every link of the
  * chain is busy once the pipeline has filled.
  */
-#include "core.h"
+#include "coll.h"
 #include "bcast_ranks.h"
 #include "selector_cost.h"
 
@@ -53,7 +53,7 @@ static rcoll_status_t bcast_chain_progress(rcoll_task_t *task)
     switch (task->phase) {
     case PH_START:
         st->vr = rcoll_bc_vrank(rcoll_task_rank(task), task->args.root, p);
-        st->seg = task->ctx->config.segment_size;
+        st->seg = rcoll_task_config(task)->segment_size;
         if (st->seg == 0 || st->seg > n)
             st->seg = n;
         st->nsegs = rcoll_bc_nsegs(n, st->seg);

@@ -12,7 +12,7 @@
  * Schedule: the binomial scatter and an open ring allgather
  * (engines/binomial.h, engines/ring.h).
  */
-#include "core.h"
+#include "coll.h"
 #include "engines/binomial.h"
 #include "engines/ring.h"
 #include "selector_cost.h"

@@ -1,5 +1,5 @@
 # bcast algorithms: one file each, and the table (bcast.c).
-librcoll_la_SOURCES += \
+librcoll_coll_la_SOURCES += \
     collectives/bcast/bcast.c \
     collectives/bcast/bcast_binomial.c \
     collectives/bcast/bcast_scatter_allgather.c \

@@ -28,7 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "core.h"
+#include "coll.h"
 #include "allreduce/reduction_math.h"
 
 /* Post a send / receive of len bytes unless len is 0. */

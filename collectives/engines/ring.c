@@ -10,7 +10,7 @@ size_t rcoll__ring_seg(const rcoll_task_t *task, size_t count, int p)
     size_t maxblock = rcoll__block_max(count, p);
     size_t max_segs = (size_t)0x7fffffff / (2 * (size_t)(p - 1));    /* p >= 2 */
 
-    return rcoll__seg_elems(task->ctx->config.segment_size, rcoll__esize(task), maxblock, max_segs);
+    return rcoll__seg_elems(rcoll_task_config(task)->segment_size, rcoll__esize(task), maxblock, max_segs);
 }
 
 static int ring_batch(int mode, long nseg)

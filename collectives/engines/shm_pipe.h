@@ -24,7 +24,7 @@
 #define RCOLL_SHM_PIPE_H
 
 #include <string.h>
-#include "core.h"
+#include "coll.h"
 #include "shm/shm.h"
 
 /* ---- slots ---- */

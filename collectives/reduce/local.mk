@@ -1,5 +1,5 @@
-# reduce algorithms: librcoll_la_SOURCES += collectives/reduce/reduce_<algorithm>.c
-librcoll_la_SOURCES += \
+# reduce algorithms: librcoll_coll_la_SOURCES += collectives/reduce/reduce_<algorithm>.c
+librcoll_coll_la_SOURCES += \
     collectives/reduce/reduce.c \
     collectives/reduce/reduce_binomial.c \
     collectives/reduce/reduce_scatter_gather.c

@@ -9,7 +9,7 @@
  * Cost: ceil(log2 p)·(alpha + n·beta + n·gamma).
  */
 #include <string.h>
-#include "core.h"
+#include "coll.h"
 #include "reduce.h"
 #include "engines/binomial.h"
 

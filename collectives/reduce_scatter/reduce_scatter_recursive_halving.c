@@ -14,7 +14,7 @@
  * (p2-1)/p2·n·gamma, plus 2 alpha + (n + b)·beta + n·gamma for the fold.
  */
 #include <string.h>
-#include "core.h"
+#include "coll.h"
 #include "engines/fold.h"
 #include "engines/recursive.h"
 

@@ -10,7 +10,7 @@
  * Cost (b bytes per rank): (p-1)·(alpha + b·beta + b·gamma).
  */
 #include <string.h>
-#include "core.h"
+#include "coll.h"
 #include "reduce.h"
 #include "selector_cost.h"
 #include "engines/ring.h"

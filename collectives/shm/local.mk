@@ -1,7 +1,7 @@
 # shm/: intra-node shared-memory algorithms (allreduce, bcast, barrier, reduce,
 # allgather "shm")
 # over one segment per communicator; see docs/shm.md.
-librcoll_la_SOURCES += \
+librcoll_coll_la_SOURCES += \
     collectives/shm/shm.h \
     collectives/shm/shm_reduction.h \
     collectives/shm/shm_segment.c \

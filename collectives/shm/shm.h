@@ -27,7 +27,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "core.h"
+#include "coll_comm.h"
 
 #define RCOLL__SHM_LINE      64
 #define RCOLL__SHM_NBUF      4            /* pipeline depth (chunk buffers) */
@@ -60,7 +60,7 @@ typedef enum {
     RCOLL__SHM_FAILED         /* set-up messages failed */
 } rcoll__shm_state_t;
 
-/* Per-communicator private state (comm->shm). */
+/* Per-communicator private state (rcoll_coll_comm(comm)->shm). */
 typedef struct rcoll__shm {
     rcoll__shm_state_t state;
     int       p, me;
@@ -106,7 +106,7 @@ rcoll_status_t rcoll__shm_segment_attach(rcoll_comm_t *comm, rcoll__shm_t *sh);
 void rcoll__shm_fault_in_pipe(rcoll__shm_t *sh, int r);
 /* Unmap (and on rank 0 unlink, if nobody has yet). */
 void rcoll__shm_segment_drop(rcoll__shm_t *sh);
-/* comm->shm_free: drop the segment and free the state. */
+/* Drop the segment and free the state (rcoll_coll_comm_fini). */
 void rcoll__shm_free(rcoll_comm_t *comm);
 
 /* A shm algorithm's per-task bookkeeping; first member of its state. */

@@ -4,7 +4,7 @@
  * later ones, and the flag helpers.
  *
  * Whether a communicator may use shm at all is decided when it is created
- * (comm->shm_usable, see core.h), so the selector offers shm only there and
+ * (comm->shm_usable, see coll.h), so the selector offers shm only there and
  * nothing here ever changes the algorithm of a task.  The segment itself is
  * set up lazily, with rcoll's own point-to-point messages of the first
  * collective (tags STEP_*): rank 0 creates the segment and sends its name
@@ -173,7 +173,7 @@ static rcoll_status_t no_segment(rcoll_task_t *task, const rcoll__shm_t *sh)
     rcoll_error("%s algorithm shm: communicator 0x%llx (%d ranks, all on %s) has no "
                 "shared-memory segment: %s; set RCOLL_SHM=0 to use point-to-point algorithms "
                 "on one node, or give /dev/shm more room", rcoll_coll_name(task->args.type),
-                (unsigned long long)task->comm->id, sh->p, task->ctx->hostname,
+                (unsigned long long)task->comm->id, sh->p, rcoll_ctx_hostname(task->ctx),
                 sh->why[0] != '\0' ? sh->why : "the set-up failed");
     return sh->why_status != RCOLL_OK ? sh->why_status : RCOLL_ERR_NO_MEMORY;
 }
@@ -187,7 +187,7 @@ static rcoll_status_t check_usable(rcoll_task_t *task)
         rcoll_error("%s algorithm shm: not supported on communicator 0x%llx: only %d of its %d "
                     "ranks are on this node (%s); it needs every rank on one node, so do not "
                     "force it here (RCOLL_*_ALGORITHM)", coll, (unsigned long long)comm->id,
-                    comm->local_size, comm->size, comm->ctx->hostname);
+                    comm->local_size, comm->size, rcoll_ctx_hostname(comm->ctx));
         return RCOLL_ERR_NOT_SUPPORTED;
     }
     /* RCOLL_SHM=0 keeps the selector from choosing shm; a forced choice wins. */
@@ -206,16 +206,15 @@ rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op)
             if ((st = check_usable(task)) != RCOLL_OK) {
                 return st;
             }
-            if (comm->shm == NULL) {
-                comm->shm = rcoll__shm_new(comm);
-                if (comm->shm == NULL) {
+            if (rcoll_coll_comm(comm)->shm == NULL) {
+                rcoll_coll_comm(comm)->shm = rcoll__shm_new(comm);
+                if (rcoll_coll_comm(comm)->shm == NULL) {
                     rcoll_error("shm: out of memory for the state of communicator 0x%llx",
                                 (unsigned long long)comm->id);
                     return RCOLL_ERR_NO_MEMORY;
                 }
-                comm->shm_free = rcoll__shm_free;
             }
-            sh = op->sh = comm->shm;
+            sh = op->sh = rcoll_coll_comm(comm)->shm;
             op->k = ++sh->next_op;
             op->stage = ST_SETUP;
             break;

@@ -68,15 +68,14 @@ void rcoll__shm_segment_drop(rcoll__shm_t *sh)
 
 void rcoll__shm_free(rcoll_comm_t *comm)
 {
-    rcoll__shm_t *sh = comm->shm;
+    rcoll__shm_t *sh = rcoll_coll_comm(comm)->shm;
     if (sh == NULL) {
         return;
     }
     rcoll__shm_segment_drop(sh);
     free(sh->fin);
     free(sh);
-    comm->shm = NULL;
-    comm->shm_free = NULL;
+    rcoll_coll_comm(comm)->shm = NULL;
 }
 
 rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)

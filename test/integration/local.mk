@@ -9,7 +9,8 @@ INTEG_LINKOPTS = -no-install
 
 noinst_PROGRAMS += test/integration/coll_check test/integration/comm_check \
                    test/integration/nb_check test/integration/timeout_check \
-                   test/integration/oob_threads test/integration/group_check
+                   test/integration/oob_threads test/integration/group_check \
+                   test/integration/node_check
 test_integration_coll_check_SOURCES = test/integration/coll_check.c \
     test/integration/coll_cases.c $(INTEG_COMMON)
 test_integration_coll_check_LDADD = $(INTEG_LDADD)
@@ -24,6 +25,9 @@ test_integration_nb_check_LDFLAGS = $(INTEG_LINKOPTS)
 test_integration_timeout_check_SOURCES = test/integration/timeout_check.c $(INTEG_COMMON)
 test_integration_timeout_check_LDADD = $(INTEG_LDADD)
 test_integration_timeout_check_LDFLAGS = $(INTEG_LINKOPTS)
+test_integration_node_check_SOURCES = test/integration/node_check.c $(INTEG_COMMON)
+test_integration_node_check_LDADD = $(INTEG_LDADD)
+test_integration_node_check_LDFLAGS = $(INTEG_LINKOPTS)
 # The checks' bodies, each thread with its own rcoll_init_oob context.
 test_integration_oob_threads_SOURCES = test/integration/oob_threads.c \
     test/integration/coll_cases.c test/integration/comm_cases.c $(INTEG_COMMON)

@@ -5,6 +5,7 @@
 #   test/integration/run.sh [--launcher rcollrun|mpirun|srun] [--ranks "1 2 3 4 5 8"]
 #                           [--quick] [--label NAME] [--only "coll comm group nb timeout oob"]
 #                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
+#                           [--nodes "SPEC..."]
 #
 #   --launcher  rcollrun (default): tools/rcollrun/rcollrun -n N
 #               mpirun: Open MPI's mpirun --allow-run-as-root --oversubscribe -n N
@@ -13,12 +14,17 @@
 #   --quick     coll_check --quick (fewer sizes and combinations)
 #   --label     name printed on every result line (default: the launcher)
 #   --only      which programs: coll (coll_check), comm (comm_check),
-#               group (group_check), nb (nb_check), timeout (timeout_check,
-#               for N >= 2), oob (oob_threads: 4 threads with rcoll_init_oob
-#               contexts in one process, started once without the launcher);
-#               default all
+#               group (group_check), nb (nb_check), node (node_check:
+#               rcoll_comm_split_node), timeout (timeout_check, for N >= 2),
+#               oob (oob_threads: 4 threads with rcoll_init_oob contexts in
+#               one process, started once without the launcher); default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
+#   --nodes     emulated nodes (rcollrun only, as root): one launch set per
+#               SPEC, each under rcollrun --nodes.  SPEC: KxP (K nodes of P
+#               ranks), N1,N2,... (ranks per node), or K (K nodes, rank
+#               counts from --ranks).  Each set also checks, once, that UCX
+#               joins ranks of different nodes over tcp and reports no error.
 #
 # Every launch runs under `timeout`: a hang is a failure, reported as such.
 # Exported RCOLL_* variables (RCOLL_TRANSPORT, RCOLL_NET_DEVICES,
@@ -36,11 +42,12 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb timeout oob"
+only="coll comm group nb node timeout oob"
 coll_args=()
 limit_override=""
 
-usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
+nodes=""
+usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -52,6 +59,7 @@ while [ $# -gt 0 ]; do
     --coll) coll_args+=(--coll "${2:?}"); shift ;;
     --algs) coll_args+=(--algs "${2:?}"); shift ;;
     --timeout) limit_override=${2:?}; shift ;;
+    --nodes) nodes=${2:?}; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -62,6 +70,9 @@ case "$launcher" in
 rcollrun|mpirun|srun) ;;
 *) echo "run.sh: unknown launcher '$launcher' (rcollrun, mpirun or srun)" >&2; exit 2 ;;
 esac
+if [ -n "$nodes" ] && [ "$launcher" != rcollrun ]; then
+    echo "run.sh: --nodes needs --launcher rcollrun" >&2; exit 2
+fi
 
 export RCOLL_TIMEOUT=${RCOLL_TIMEOUT:-60}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -77,7 +88,8 @@ launch_cmd() {
     local n=$1; shift
     [ "$n" = 0 ] && { cmd=("$@"); return; }
     case "$launcher" in
-    rcollrun) cmd=("$top/tools/rcollrun/rcollrun" -n "$n" --timeout "$limit" -- "$@") ;;
+    rcollrun) cmd=("$top/tools/rcollrun/rcollrun" -n "$n" ${node_arg:+--nodes "$node_arg"}
+                   --timeout "$limit" -- "$@") ;;
     mpirun) cmd=(mpirun --allow-run-as-root --oversubscribe -n "$n" "$@") ;;
     srun) cmd=(srun --mpi=pmix -n "$n" --overcommit "$@") ;;
     esac
@@ -87,7 +99,7 @@ launch_cmd() {
 run_one() {
     local what=$1 n=$2; limit=${limit_override:-$3}; shift 3
     local prog=$1 log t0 rc secs why
-    log="$logdir/$(echo "$what" | tr ' /' '__')-n$n.log"
+    log="$logdir/$(echo "$what" | tr ' /' '__')-n$n${node_arg:+-nodes$node_arg}.log"
     t0=$(date +%s%N)
     if [ ! -f "$prog" ] || [ ! -x "$prog" ]; then
         rc=127
@@ -111,7 +123,7 @@ run_one() {
     secs=$(( ($(date +%s%N) - t0) / 100000000 ))
     secs=$((secs / 10)).$((secs % 10))
     if [ "$rc" -eq 0 ]; then
-        printf 'ok   %s %s n=%s (%s s)\n' "$label" "$what" "$n" "$secs"
+        printf 'ok   %s %s n=%s%s (%s s)\n' "$label" "$what" "$n" "${node_arg:+ nodes=$node_arg}" "$secs"
         passed=$((passed + 1))
         return
     fi
@@ -120,7 +132,8 @@ run_one() {
     127) why=$(head -n 1 "$log") ;;
     *) why="exit status $rc" ;;
     esac
-    printf 'FAIL %s %s n=%s (%s s): %s; log %s\n' "$label" "$what" "$n" "$secs" "$why" "$log"
+    printf 'FAIL %s %s n=%s%s (%s s): %s; log %s\n' "$label" "$what" "$n" \
+        "${node_arg:+ nodes=$node_arg}" "$secs" "$why" "$log"
     tail -n 25 "$log" | sed 's/^/     | /'
     failed=$((failed + 1))
 }
@@ -129,7 +142,9 @@ wants() { case " $only " in *" $1 "*) return 0 ;; esac; return 1; }
 
 qflag=()
 [ "$quick" = 1 ] && qflag=(--quick)
-for n in $ranks; do
+# run_set N: every wanted check at N ranks (under node_arg's layout, if any)
+run_set() {
+    local n=$1 lim
     if wants coll; then
         if [ "$quick" = 1 ]; then lim=300; else lim=1200; fi
         run_one "coll_check${qflag[*]:+ ${qflag[*]}}" "$n" "$lim" \
@@ -138,10 +153,51 @@ for n in $ranks; do
     wants comm && run_one comm_check "$n" 180 "$here/comm_check"
     wants group && run_one group_check "$n" 180 "$here/group_check"
     wants nb && run_one nb_check "$n" 180 "$here/nb_check"
+    wants node && run_one node_check "$n" 120 "$here/node_check"
     if wants timeout && [ "$n" -ge 2 ]; then
         run_one timeout_check "$n" 120 "$here/timeout_check"
     fi
-done
+    return 0
+}
+
+# ucx_lanes N: under node_arg, UCX must join ranks of different nodes over
+# tcp and say nothing at error level (e.g. a failed shared-memory attach).
+ucx_lanes() {
+    local n=$1 log
+    log="$logdir/ucx-lanes-n$n-nodes$node_arg.log"
+    if timeout 120 "$top/tools/rcollrun/rcollrun" -n "$n" --nodes "$node_arg" \
+            -x UCX_LOG_LEVEL=info -x RCOLL_TRANSPORT=ucx -- "$here/node_check" > "$log" 2>&1 < /dev/null &&
+       grep -q 'ep_cfg\[[0-9]*\]:.*tcp/' "$log" && ! grep -q 'UCX  ERROR' "$log"; then
+        printf 'ok   %s ucx uses tcp between nodes n=%s nodes=%s\n' "$label" "$n" "$node_arg"
+        passed=$((passed + 1))
+    else
+        printf 'FAIL %s ucx uses tcp between nodes n=%s nodes=%s: no tcp lane, an error or a failed run; log %s\n' \
+            "$label" "$n" "$node_arg" "$log"
+        grep -E 'ep_cfg|ERROR|FAIL' "$log" | tail -n 10 | sed 's/^/     | /'
+        failed=$((failed + 1))
+    fi
+}
+
+node_arg=""
+if [ -z "$nodes" ]; then
+    for n in $ranks; do run_set "$n"; done
+else
+    for spec in $nodes; do
+        case "$spec" in
+        *x*) node_arg=${spec%x*}; set_ranks=$(( ${spec%x*} * ${spec#*x} )) ;;
+        *,*) node_arg=$spec; set_ranks=$(( ${spec//,/+} )) ;;
+        *) node_arg=$spec; set_ranks=$ranks ;;
+        esac
+        for n in $set_ranks; do
+            if [ "${node_arg//,/}" = "$node_arg" ] && [ "$n" -lt "$node_arg" ]; then
+                continue     # fewer ranks than nodes
+            fi
+            run_set "$n"
+            [ "$node_arg" != 1 ] && ucx_lanes "$n"
+        done
+    done
+    node_arg=""
+fi
 # threads with their own contexts in one process: no launcher, run once
 wants oob && run_one "oob_threads${qflag[*]:+ ${qflag[*]}}" 0 300 "$here/oob_threads" "${qflag[@]}"
 

@@ -177,7 +177,7 @@ static int teardown_ctx(void **state)
  * the communicator, in place say so. */
 static void config_changed(void)
 {
-    ctx.config_gen++;
+    ctx.config.gen++;
 }
 
 static void test_select_cache(void **state)

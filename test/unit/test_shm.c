@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "core.h"
 #include "shm/shm.h"
 #include "selector.h"
 
@@ -243,7 +244,7 @@ static void run_world(int p, uint64_t seed, int bias)
     for (int r = 0; r < p; r++) {
         sh[r]->base = seg;
         sh[r]->state = RCOLL__SHM_READY;
-        fr[r].comm.shm = sh[r];
+        rcoll_coll_comm(&fr[r].comm)->shm = sh[r];
     }
     make_script(script, p, sh[0]->chunk / 4, sh[0]->small_max / 4);
     maxcount = 0;
@@ -453,7 +454,7 @@ static void test_not_supported(void **state)
         t->args.count = 1;
         t->args.dtype = RCOLL_INT32;
         assert_int_equal(algs[i]->progress(t), RCOLL_ERR_NOT_SUPPORTED);
-        assert_null(comm.shm);
+        assert_null(rcoll_coll_comm(&comm)->shm);
     }
     free(t);
     free(ctx);
@@ -475,10 +476,9 @@ static void test_no_segment(void **state)
 
     assert_true(ctx && t);
     comm.world_ranks = wr;
-    comm.shm = rcoll__shm_new(&comm);
-    comm.shm_free = rcoll__shm_free;
-    assert_non_null(comm.shm);
-    rcoll__shm_t *sh = comm.shm;
+    rcoll_coll_comm(&comm)->shm = rcoll__shm_new(&comm);
+    assert_non_null(rcoll_coll_comm(&comm)->shm);
+    rcoll__shm_t *sh = rcoll_coll_comm(&comm)->shm;
     sh->state = RCOLL__SHM_UNAVAILABLE;
     snprintf(sh->why, sizeof(sh->why), "cannot reserve its bytes in /dev/shm");
     sh->why_status = RCOLL_ERR_NO_MEMORY;
@@ -496,7 +496,7 @@ static void test_no_segment(void **state)
         assert_int_equal(sh->state, RCOLL__SHM_UNAVAILABLE);
     }
     rcoll__shm_free(&comm);
-    assert_null(comm.shm);
+    assert_null(rcoll_coll_comm(&comm)->shm);
     free(t);
     free(ctx);
 }

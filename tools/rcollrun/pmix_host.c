@@ -32,6 +32,7 @@ typedef struct {
 static struct {
     pthread_mutex_t lock;
     int             nranks;
+    const rcollrun_layout_t *layout;
     bool            verbose;
     bool            server_up;
     pmix_nspace_t   nspace;
@@ -343,32 +344,39 @@ static int list_add_array(void *list, const char *key, void *sub)
     return ret;
 }
 
-static char *peer_list(int n)
+/* "a,a+1,...,b-1" */
+static char *peer_list(int a, int b)
 {
-    size_t cap = (size_t)n * 6 + 1, len = 0;
+    size_t cap = (size_t)(b - a) * 6 + 1, len = 0;
     char *s = malloc(cap);
 
     if (s == NULL)
         return NULL;
     s[0] = '\0';
-    for (int i = 0; i < n; i++)
-        len += (size_t)snprintf(s + len, cap - len, i ? ",%d" : "%d", i);
+    for (int i = a; i < b; i++)
+        len += (size_t)snprintf(s + len, cap - len, i > a ? ",%d" : "%d", i);
     return s;
 }
 
-static int add_node_info(void *job, const char *peers)
+/* What PMIx reports per node: with --nodes, each virtual node its own id,
+ * host name and local peers. */
+static int add_node_info(void *job, int k)
 {
+    const rcollrun_layout_t *L = host.layout;
     void *node = PMIx_Info_list_start();
-    uint32_t nodeid = 0, n = (uint32_t)host.nranks;
-    pmix_rank_t ldr = 0;
-    int ok = 0;
+    uint32_t nodeid = (uint32_t)k, n = (uint32_t)(L->first[k + 1] - L->first[k]);
+    pmix_rank_t ldr = (pmix_rank_t)L->first[k];
+    char *peers = peer_list(L->first[k], L->first[k + 1]);
+    int ok = peers != NULL ? 0 : -1;
 
     ok |= list_add(node, PMIX_NODEID, &nodeid, PMIX_UINT32);
-    ok |= list_add(node, PMIX_HOSTNAME, host.hostname, PMIX_STRING);
+    ok |= list_add(node, PMIX_HOSTNAME, L->names[k], PMIX_STRING);
     ok |= list_add(node, PMIX_LOCAL_SIZE, &n, PMIX_UINT32);
     ok |= list_add(node, PMIX_NODE_SIZE, &n, PMIX_UINT32);
-    ok |= list_add(node, PMIX_LOCAL_PEERS, peers, PMIX_STRING);
+    if (peers != NULL)
+        ok |= list_add(node, PMIX_LOCAL_PEERS, peers, PMIX_STRING);
     ok |= list_add(node, PMIX_LOCALLDR, &ldr, PMIX_PROC_RANK);
+    free(peers);
     if (ok != 0) {
         PMIx_Info_list_release(node);
         return -1;
@@ -398,10 +406,12 @@ static int add_app_info(void *job)
 
 static int add_proc_info(void *job, int r)
 {
+    const rcollrun_layout_t *L = host.layout;
+    int k = L->node_of[r];
     void *proc = PMIx_Info_list_start();
     pmix_rank_t rank = (pmix_rank_t)r;
-    uint16_t lrank = (uint16_t)r;
-    uint32_t zero = 0;
+    uint16_t lrank = (uint16_t)(r - L->first[k]);
+    uint32_t zero = 0, nodeid = (uint32_t)k;
     int ok = 0;
 
     ok |= list_add(proc, PMIX_RANK, &rank, PMIX_PROC_RANK);
@@ -410,8 +420,8 @@ static int add_proc_info(void *job, int r)
     ok |= list_add(proc, PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK);
     ok |= list_add(proc, PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
     ok |= list_add(proc, PMIX_NODE_RANK, &lrank, PMIX_UINT16);
-    ok |= list_add(proc, PMIX_NODEID, &zero, PMIX_UINT32);
-    ok |= list_add(proc, PMIX_HOSTNAME, host.hostname, PMIX_STRING);
+    ok |= list_add(proc, PMIX_NODEID, &nodeid, PMIX_UINT32);
+    ok |= list_add(proc, PMIX_HOSTNAME, L->names[k], PMIX_STRING);
     if (ok != 0) {
         PMIx_Info_list_release(proc);
         return -1;
@@ -419,13 +429,37 @@ static int add_proc_info(void *job, int r)
     return list_add_array(job, PMIX_PROC_INFO_ARRAY, proc);
 }
 
+/* The node list "a,b,..." and the proc map "0,1;2,3" (ranks per node). */
+static int node_and_proc_lists(char **nodes, char **procs)
+{
+    const rcollrun_layout_t *L = host.layout;
+    size_t ncap = (size_t)L->nnodes * 65 + 1, pcap = (size_t)host.nranks * 7 + 1;
+    size_t nl = 0, pl = 0;
+
+    *nodes = malloc(ncap);
+    *procs = malloc(pcap);
+    if (*nodes == NULL || *procs == NULL)
+        return -1;
+    (*nodes)[0] = (*procs)[0] = '\0';
+    for (int k = 0; k < L->nnodes; k++) {
+        nl += (size_t)snprintf(*nodes + nl, ncap - nl, k ? ",%s" : "%s", L->names[k]);
+        for (int r = L->first[k]; r < L->first[k + 1]; r++)
+            pl += (size_t)snprintf(*procs + pl, pcap - pl, r == L->first[k] ? (k ? ";%d" : "%d")
+                                   : ",%d", r);
+    }
+    return 0;
+}
+
+/* The job as one PMIx server sees it: every rank is its client (local
+ * size and peers: all), spread over the layout's nodes. */
 static int add_job_info(void *job, const char *peers)
 {
     uint32_t n = (uint32_t)host.nranks, one = 1, zero = 0;
+    uint32_t nnodes = (uint32_t)host.layout->nnodes;
     pmix_rank_t first = 0;
     bool no = false;
-    char *regex = NULL, *ppn = NULL;
-    int ok = 0;
+    char *regex = NULL, *ppn = NULL, *nodes = NULL, *procs = NULL;
+    int ok = node_and_proc_lists(&nodes, &procs);
 
     ok |= list_add(job, PMIX_JOBID, host.nspace, PMIX_STRING);
     ok |= list_add(job, PMIX_UNIV_SIZE, &n, PMIX_UINT32);
@@ -433,24 +467,27 @@ static int add_job_info(void *job, const char *peers)
     ok |= list_add(job, PMIX_MAX_PROCS, &n, PMIX_UINT32);
     ok |= list_add(job, PMIX_SPAWNED, &no, PMIX_BOOL);
     ok |= list_add(job, PMIX_NPROC_OFFSET, &first, PMIX_PROC_RANK);
-    ok |= list_add(job, PMIX_NUM_NODES, &one, PMIX_UINT32);
+    ok |= list_add(job, PMIX_NUM_NODES, &nnodes, PMIX_UINT32);
     ok |= list_add(job, PMIX_JOB_NUM_APPS, &one, PMIX_UINT32);
     ok |= list_add(job, PMIX_APPNUM, &zero, PMIX_UINT32);
     ok |= list_add(job, PMIX_LOCAL_SIZE, &n, PMIX_UINT32);
     ok |= list_add(job, PMIX_LOCAL_PEERS, peers, PMIX_STRING);
     ok |= list_add(job, PMIX_LOCALLDR, &first, PMIX_PROC_RANK);
-    ok |= list_add(job, PMIX_NODE_LIST, host.hostname, PMIX_STRING);
+    if (ok == 0)
+        ok |= list_add(job, PMIX_NODE_LIST, nodes, PMIX_STRING);
     ok |= list_add(job, PMIX_TMPDIR, host.tmpdir, PMIX_STRING);
-    if (PMIx_generate_regex(host.hostname, &regex) == PMIX_SUCCESS && regex != NULL)
+    if (ok == 0 && PMIx_generate_regex(nodes, &regex) == PMIX_SUCCESS && regex != NULL)
         ok |= list_add(job, PMIX_NODE_MAP, regex, PMIX_STRING);
     else
         ok = -1;
-    if (PMIx_generate_ppn(peers, &ppn) == PMIX_SUCCESS && ppn != NULL)
+    if (ok == 0 && PMIx_generate_ppn(procs, &ppn) == PMIX_SUCCESS && ppn != NULL)
         ok |= list_add(job, PMIX_PROC_MAP, ppn, PMIX_STRING);
     else
         ok = -1;
     free(regex);
     free(ppn);
+    free(nodes);
+    free(procs);
     if (ok != 0) {
         rcollrun_msg("PMIx server: cannot describe the job (node or proc map)");
         return -1;
@@ -461,7 +498,7 @@ static int add_job_info(void *job, const char *peers)
 static int register_job(void)
 {
     void *job = PMIx_Info_list_start();
-    char *peers = peer_list(host.nranks);
+    char *peers = peer_list(0, host.nranks);
     pmix_data_array_t arr;
     op_wait_t *op;
     pmix_status_t rc;
@@ -473,9 +510,11 @@ static int register_job(void)
         rcollrun_msg("out of memory describing the job");
         goto out;
     }
-    if (add_job_info(job, peers) != 0 || add_node_info(job, peers) != 0 ||
-        add_app_info(job) != 0)
+    if (add_job_info(job, peers) != 0 || add_app_info(job) != 0)
         goto out;
+    for (int k = 0; k < host.layout->nnodes; k++)
+        if (add_node_info(job, k) != 0)
+            goto out;
     for (int r = 0; r < host.nranks; r++)
         if (add_proc_info(job, r) != 0)
             goto out;
@@ -520,13 +559,14 @@ static int register_clients(void)
 
 /* ------------------------------------------------------------------ */
 
-int rcollrun_pmix_start(int nranks, bool verbose)
+int rcollrun_pmix_start(int nranks, const rcollrun_layout_t *layout, bool verbose)
 {
     pmix_info_t info[3];
     pmix_status_t rc;
     char srvns[PMIX_MAX_NSLEN + 1];
 
     host.nranks = nranks;
+    host.layout = layout;
     host.verbose = verbose;
     host.connected = calloc((size_t)nranks, sizeof(bool));
     host.finalized = calloc((size_t)nranks, sizeof(bool));

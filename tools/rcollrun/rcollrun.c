@@ -1,5 +1,6 @@
 /*
- * rcollrun -n N [--timeout SECONDS] [--tag-output] [-x VAR[=VAL]]... [--] prog args...
+ * rcollrun -n N [--nodes K|N1,N2,...] [--timeout SECONDS] [--tag-output] [-x VAR[=VAL]]...
+ *          [--] prog args...
  *
  * Command line and main; see rcollrun.h for the layout of the launcher.
  */
@@ -37,6 +38,20 @@ static void usage(FILE *f)
 "\n"
 "Options:\n"
 "  -n, -np, --np N        number of ranks (1..%d; may exceed the core count)\n"
+"  --nodes K|N1,N2,...    emulate nodes on this machine: K nodes of blocks of ranks\n"
+"                         (sizes differing by at most one), or N1 ranks on the\n"
+"                         first node, N2 on the second... (summing to N; -n may\n"
+"                         then be left out).  Each node has its own host name\n"
+"                         (HOST-nK), PMIx node id and local peers, and its own\n"
+"                         UTS, IPC, PID and mount namespaces with a private\n"
+"                         /dev/shm: ranks of different nodes share no memory\n"
+"                         and talk over TCP.  Needs root (CAP_SYS_ADMIN)\n"
+"  --bind-to core|numa|none\n"
+"                         bind rank r to core r (default), or to a NUMA node\n"
+"                         (ranks in blocks), or not at all; with more ranks\n"
+"                         than cores nothing is bound and the ranks get\n"
+"                         RCOLL_SPIN_COUNT=0 (unless set): they yield at once\n"
+"  --report-bindings      print each rank's binding and CPU set\n"
 "  --timeout SECONDS      terminate the job if it runs longer (default: no limit)\n"
 "  --tag-output           prefix each output line with [RANK]\n"
 "  -x VAR[=VAL]           export VAR to the ranks, set to VAL if given (repeatable)\n"
@@ -174,15 +189,21 @@ static int parse_args(int argc, char **argv, rcollrun_opts_t *o)
             o->tag_output = true;
             continue;
         }
+        if (strcmp(a, "--report-bindings") == 0) {
+            o->report_bindings = true;
+            continue;
+        }
         if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             o->verbose = true;
             continue;
         }
         /* Options with a value: "-opt VALUE", "--opt=VALUE", "-nVALUE". */
-        if (strncmp(a, "--timeout=", 10) == 0 || strncmp(a, "--np=", 5) == 0)
+        if (strncmp(a, "--timeout=", 10) == 0 || strncmp(a, "--np=", 5) == 0 ||
+            strncmp(a, "--nodes=", 8) == 0 || strncmp(a, "--bind-to=", 10) == 0)
             val = strchr(a, '=') + 1;
         else if (strcmp(a, "-n") == 0 || strcmp(a, "-np") == 0 || strcmp(a, "--np") == 0 ||
-                 strcmp(a, "--timeout") == 0 || strcmp(a, "-x") == 0) {
+                 strcmp(a, "--timeout") == 0 || strcmp(a, "-x") == 0 ||
+                 strcmp(a, "--nodes") == 0 || strcmp(a, "--bind-to") == 0) {
             if (i + 1 >= argc)
                 return bad_usage("option %s needs a value", a);
             val = argv[++i];
@@ -195,6 +216,17 @@ static int parse_args(int argc, char **argv, rcollrun_opts_t *o)
             if (parse_seconds(val, &o->timeout_s) != 0)
                 return bad_usage("--timeout needs a number of seconds >= 0 (0: no limit), "
                                  "not '%s'", val);
+        } else if (strncmp(a, "--bind-to", 9) == 0) {
+            if (strcmp(val, "core") == 0)
+                o->bind_to = RCOLLRUN_BIND_CORE;
+            else if (strcmp(val, "numa") == 0)
+                o->bind_to = RCOLLRUN_BIND_NUMA;
+            else if (strcmp(val, "none") == 0)
+                o->bind_to = RCOLLRUN_BIND_NONE;
+            else
+                return bad_usage("--bind-to takes core, numa or none, not '%s'", val);
+        } else if (strncmp(a, "--nodes", 7) == 0) {
+            o->nodes_spec = val;
         } else if (strcmp(a, "-x") == 0) {
             if (!valid_export(val))
                 return bad_usage("-x needs VAR or VAR=VALUE with a valid variable name, "
@@ -209,8 +241,27 @@ static int parse_args(int argc, char **argv, rcollrun_opts_t *o)
             have_n = true;
         }
     }
+    if (!have_n && o->nodes_spec != NULL && strchr(o->nodes_spec, ',') != NULL) {
+        /* --nodes N1,N2,...: the sum is the rank count */
+        o->nranks = 0;
+        for (const char *p = o->nodes_spec; *p != '\0'; p++)
+            if (*p == ',' || p == o->nodes_spec)
+                o->nranks += atoi(p + (*p == ','));
+        have_n = o->nranks >= 1 && o->nranks <= RCOLLRUN_MAX_RANKS;
+    }
     if (!have_n)
         return bad_usage("%s", "missing -n N (the number of ranks)");
+    if (o->nodes_spec != NULL) {
+        o->layout.isolated = true;
+        if (rcollrun_layout_parse(o->nodes_spec, o->nranks, &o->layout) != 0) {
+            fprintf(stderr, "rcollrun: --nodes needs K (1..%d) or a list N1,N2,... of positive "
+                    "rank counts summing to %d, not '%s'\nTry 'rcollrun --help'.\n", o->nranks,
+                    o->nranks, o->nodes_spec);
+            return RCOLLRUN_EXIT_USAGE;
+        }
+    } else if (rcollrun_layout_set(&o->layout, &o->nranks, 1, o->nranks) != 0) {
+        return RCOLLRUN_EXIT_INTERNAL;
+    }
     if (i >= argc)
         return bad_usage("%s", "missing the program to run");
     o->program = argv[i];

@@ -10,6 +10,8 @@
  *   spawn.c      program lookup, rank environment, fork/exec
  *   iofwd.c      line-buffered forwarding of the ranks' stdout/stderr
  *   supervise.c  event loop: reaping, failure detection, termination
+ *   vnode.c      --nodes: rank layout, one set of namespaces per virtual node
+ *   bind.c       --bind-to, --report-bindings (hwloc)
  */
 #ifndef RCOLLRUN_H
 #define RCOLLRUN_H
@@ -27,14 +29,30 @@
 #define RCOLLRUN_EXIT_TIMEOUT    124
 #define RCOLLRUN_EXIT_INTERNAL   1
 
+/* Where the ranks run: nnodes nodes, node k holds ranks first[k] ..
+ * first[k+1]-1.  Without --nodes, one node named after the host. */
+typedef struct {
+    int          nnodes;
+    int         *first;         /* nnodes + 1 entries */
+    int         *node_of;       /* per rank */
+    char       (*names)[64];    /* host name of each node */
+    bool         isolated;      /* --nodes: each node in its own namespaces */
+} rcollrun_layout_t;
+
+typedef enum { RCOLLRUN_BIND_CORE, RCOLLRUN_BIND_NUMA, RCOLLRUN_BIND_NONE } rcollrun_bind_t;
+
 typedef struct {
     int          nranks;
+    rcollrun_layout_t layout;
+    rcollrun_bind_t bind_to;    /* default: core */
+    bool         report_bindings;
     double       timeout_s;     /* 0: none */
     double       grace_s;       /* SIGTERM -> SIGKILL */
     bool         tag_output;
     bool         verbose;
     char       **exports;       /* -x VAR or VAR=VAL, NULL-terminated */
     size_t       nexports;
+    const char  *nodes_spec;    /* --nodes, NULL: one node */
     const char  *program;       /* as given */
     char        *program_path;  /* resolved */
     char *const *argv;          /* program and its arguments */
@@ -63,7 +81,7 @@ typedef struct {
 /* ---- pmix_host.c ---- */
 /* Starts the PMIx server in a fresh private directory under $TMPDIR and
  * registers the job namespace and its n clients.  On failure prints why. */
-int  rcollrun_pmix_start(int nranks, bool verbose);
+int  rcollrun_pmix_start(int nranks, const rcollrun_layout_t *layout, bool verbose);
 /* Fills *env (a malloc'ed NULL-terminated array of malloc'ed strings) with
  * the PMIx variables for rank r.  Returns 0 or -1 (message printed). */
 int  rcollrun_pmix_setup_fork(int rank, char ***env);
@@ -93,6 +111,36 @@ char **rcollrun_base_env(const rcollrun_opts_t *opts);
 int  rcollrun_spawn_rank(const rcollrun_opts_t *opts, rcollrun_rank_t *r, char **env,
                          const void *child_sigmask);
 void rcollrun_free_env(char **env);
+
+/* ---- vnode.c ---- */
+/* "K" (K blocks, sizes differing by at most one) or "N1,N2,..." (summing to
+ * nranks) into *L (L->isolated set by the caller first).  0, or -1 when the
+ * spec does not fit nranks. */
+int  rcollrun_layout_parse(const char *spec, int nranks, rcollrun_layout_t *L);
+/* nnodes nodes with counts[k] ranks each, in rank order.  0 or -1 (no memory). */
+int  rcollrun_layout_set(rcollrun_layout_t *L, const int *counts, int nnodes, int nranks);
+/* Creates each node's namespaces (L->isolated).  0, or -1 after a message. */
+int  rcollrun_vnodes_start(const rcollrun_layout_t *L, bool verbose);
+bool rcollrun_vnodes_active(void);
+/* Around the fork of a rank of node k (forking thread): the child is born in
+ * node k's PID namespace.  before: 0 or -1 after a message. */
+int  rcollrun_vnode_before_fork(int node);
+void rcollrun_vnode_after_fork(void);
+/* In the child before execve (async-signal-safe): join node k's UTS, IPC and
+ * mount namespaces and return to the working directory.  0 or -1 (errno). */
+int  rcollrun_vnode_enter_child(int node);
+/* Ends every node's init (and with it whatever is left in the node). */
+void rcollrun_vnodes_stop(void);
+
+/* ---- bind.c ---- */
+/* Plans each rank's CPU set (and prints it with --report-bindings).  0 or
+ * -1 after a message. */
+int  rcollrun_bind_plan(const rcollrun_opts_t *opts);
+/* Rank r's set (a cpu_set_t *) for sched_setaffinity, or NULL: not bound. */
+const void *rcollrun_bind_set(int rank);
+/* More ranks than cores: nothing bound, and the ranks should yield early. */
+bool rcollrun_bind_oversubscribed(void);
+void rcollrun_bind_free(void);
 
 /* ---- iofwd.c ---- */
 void rcollrun_stream_init(rcollrun_stream_t *s, int fd, int dest, int rank);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +147,10 @@ char **rcollrun_base_env(const rcollrun_opts_t *o)
     for (char **e = environ; *e != NULL; e++)
         if (inherited_ok(*e) && env_set(&env, &n, *e) != 0)
             goto oom;
+    /* Oversubscribed: wait by yielding at once (a -x setting still wins). */
+    if (rcollrun_bind_oversubscribed() && getenv("RCOLL_SPIN_COUNT") == NULL &&
+        env_set(&env, &n, "RCOLL_SPIN_COUNT=0") != 0)
+        goto oom;
     for (size_t i = 0; i < o->nexports; i++) {
         const char *x = o->exports[i];
         char *buf;
@@ -176,8 +181,9 @@ oom:
     return NULL;
 }
 
-static void child_exec(const rcollrun_opts_t *o, int in_fd, int out_fd, int err_fd,
-                       int report_fd, char **env, const sigset_t *mask, pid_t parent)
+static void child_exec(const rcollrun_opts_t *o, int node, const cpu_set_t *bind, int in_fd,
+                       int out_fd, int err_fd, int report_fd, char **env, const sigset_t *mask,
+                       pid_t parent)
 {
     static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGPIPE };
     struct sigaction dfl;
@@ -185,8 +191,16 @@ static void child_exec(const rcollrun_opts_t *o, int in_fd, int out_fd, int err_
 
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
+    /* In a virtual node's PID namespace the parent, outside it, shows as 0;
+     * once it is gone the node's init (1) adopts us. */
+    if (getppid() != (o->layout.isolated ? 0 : parent))
         _exit(RCOLLRUN_EXIT_INTERNAL);
+    if ((o->layout.isolated && rcollrun_vnode_enter_child(node) != 0) ||
+        (bind != NULL && sched_setaffinity(0, sizeof(cpu_set_t), bind) != 0)) {
+        e = -errno;     /* negative: not an exec failure */
+        (void)!write(report_fd, &e, sizeof(e));
+        _exit(RCOLLRUN_EXIT_INTERNAL);
+    }
     if ((in_fd != 0 && dup2(in_fd, 0) < 0) || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
         e = errno;
         (void)!write(report_fd, &e, sizeof(e));
@@ -218,6 +232,11 @@ static int exec_result(const rcollrun_opts_t *o, const rcollrun_rank_t *r, int f
         return 0;
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
         ;
+    if (e < 0) {
+        rcollrun_msg("rank %d: cannot join the namespaces of its virtual node or apply its "
+                     "binding: %s", r->rank, strerror(-e));
+        return -1;
+    }
     rcollrun_msg("%s: cannot execute (rank %d): %s", o->program_path, r->rank, strerror(e));
     return e == ENOENT ? RCOLLRUN_EXIT_NOTFOUND : RCOLLRUN_EXIT_NOEXEC;
 }
@@ -226,7 +245,7 @@ int rcollrun_spawn_rank(const rcollrun_opts_t *o, rcollrun_rank_t *r, char **env
                         const void *child_sigmask)
 {
     int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, rep[2] = { -1, -1 };
-    int in_fd = 0, rc = -1;
+    int in_fd = 0, rc = -1, node = o->layout.node_of[r->rank];
     pid_t parent = getpid(), pid;
 
     if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||
@@ -243,13 +262,30 @@ int rcollrun_spawn_rank(const rcollrun_opts_t *o, rcollrun_rank_t *r, char **env
             goto fail;
         }
     }
+    if (o->layout.isolated) {
+        char name[80];
+        size_t n = 0;
+
+        snprintf(name, sizeof(name), "PMIX_HOSTNAME=%s", o->layout.names[node]);
+        while (env[n] != NULL)
+            n++;
+        if (env_set(&env, &n, name) != 0) {
+            rcollrun_msg("out of memory building the environment of rank %d", r->rank);
+            goto fail;
+        }
+        if (rcollrun_vnode_before_fork(node) != 0)
+            goto fail;
+    }
     pid = fork();
+    if (pid == 0)
+        child_exec(o, node, rcollrun_bind_set(r->rank), in_fd, outp[1], errp[1], rep[1], env,
+                   child_sigmask, parent);
+    if (o->layout.isolated)
+        rcollrun_vnode_after_fork();
     if (pid < 0) {
         rcollrun_msg("rank %d: fork: %s", r->rank, strerror(errno));
         goto fail;
     }
-    if (pid == 0)
-        child_exec(o, in_fd, outp[1], errp[1], rep[1], env, child_sigmask, parent);
     setpgid(pid, pid);  /* the child does it too; whichever runs first wins */
     close(rep[1]);
     rep[1] = -1;

@@ -380,7 +380,9 @@ int rcollrun_supervise(const rcollrun_opts_t *o)
         sv.ranks[i].out.fd = -1;
         sv.ranks[i].err.fd = -1;
     }
-    if (rcollrun_pmix_start(o->nranks, o->verbose) != 0) {
+    if (rcollrun_bind_plan(o) != 0 ||
+        (o->layout.isolated && rcollrun_vnodes_start(&o->layout, o->verbose) != 0) ||
+        rcollrun_pmix_start(o->nranks, &o->layout, o->verbose) != 0) {
         set_exit(&sv, RCOLLRUN_EXIT_INTERNAL);
         goto out;
     }
@@ -405,6 +407,8 @@ int rcollrun_supervise(const rcollrun_opts_t *o)
     }
 out:
     rcollrun_pmix_stop();
+    rcollrun_vnodes_stop();
+    rcollrun_bind_free();
     close(sv.sfd);
     free(sv.ranks);
     free(pfd);

@@ -220,7 +220,7 @@ static void ucx_close(rcoll_tl_t *tl)
             continue;
         }
         ucp_request_param_t p = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                                  .flags = UCP_EP_CLOSE_FLAG_FORCE };
+                                  .flags = 0 };
         wait_request(tl, ucp_ep_close_nbx(tl->eps[r], &p));
     }
     ucp_worker_release_address(tl->worker, tl->addr);

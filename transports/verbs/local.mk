@@ -1,6 +1,10 @@
 # Raw verbs backend (libibverbs + librdmacm): owned by the verbs work (issue 3).
 # One file per object; verbs_int.h says which is which.
-librcoll_la_SOURCES += \
+noinst_LTLIBRARIES += librcoll_tl_verbs.la
+librcoll_la_LIBADD += librcoll_tl_verbs.la
+librcoll_tl_verbs_la_CPPFLAGS = $(RCOLL_TL_CPPFLAGS)
+librcoll_tl_verbs_la_CFLAGS = $(AM_CFLAGS) $(IBVERBS_CFLAGS) $(RDMACM_CFLAGS)
+librcoll_tl_verbs_la_SOURCES = \
     transports/verbs/verbs_tl.c \
     transports/verbs/verbs_device.c \
     transports/verbs/verbs_info.c \

@@ -40,6 +40,12 @@ typedef struct rcoll_config {
     size_t   rcache_max;           /* RCOLL_RCACHE_MAX: bytes */
     /* shared memory */
     int      shm;                  /* RCOLL_SHM: 0/1 */
+    /* the MPI drop-in layer (mpi/) reads these itself */
+    int      mpi;                  /* RCOLL_MPI: 0/1 */
+    int      mpi_report;           /* RCOLL_MPI_REPORT: 0/1 */
+    /* not a setting: bumped by rcoll_config_set, so that what was derived
+     * from the settings (the selector's remembered choices) is redone */
+    unsigned gen;
 } rcoll_config_t;
 
 typedef enum {
