@@ -29,6 +29,13 @@ extern const rcoll_alg_t rcoll_allgather_shm;
 #define PMAX  7
 #define NOPS  48
 
+/* C11 aligned_alloc wants a size that is a multiple of the alignment
+ * (glibc lets it pass; ASan does not). */
+static void *alloc_aligned(size_t align, size_t size)
+{
+    return aligned_alloc(align, (size + align - 1) / align * align);
+}
+
 typedef struct {
     rcoll_coll_type_t type;
     size_t            count;
@@ -231,7 +238,7 @@ static void run_world(int p, uint64_t seed, int bias)
          * cuts (the fence) happens often */
         sh[r]->bc_piece = 1024;
     }
-    seg = aligned_alloc(4096, sh[0]->size);
+    seg = alloc_aligned(4096, sh[0]->size);
     assert_non_null(seg);
     memset(seg, 0, sh[0]->size);
     for (int r = 0; r < p; r++) {
@@ -245,7 +252,7 @@ static void run_world(int p, uint64_t seed, int bias)
         maxcount = script[j].count > maxcount ? script[j].count : maxcount;
     }
     for (int r = 0; r < p; r++) {
-        fr[r].task = aligned_alloc(64, sizeof(rcoll_task_t));
+        fr[r].task = alloc_aligned(64, sizeof(rcoll_task_t));
         fr[r].send = malloc(4 * maxcount + 8);
         fr[r].recv = malloc(4 * maxcount * (size_t)p + 8);    /* allgather: p blocks */
         assert_true(fr[r].task && fr[r].send && fr[r].recv);
@@ -304,6 +311,8 @@ static void run_world(int p, uint64_t seed, int bias)
     for (int r = 0; r < p; r++) {
         assert_int_equal(sh[r]->completed, (uint64_t)NOPS);
         assert_int_equal(sh[r]->chunk_next, sh[0]->chunk_next);
+    }
+    for (int r = 0; r < p; r++) {
         free(fr[r].task);
         free(fr[r].send);
         free(fr[r].recv);
@@ -429,7 +438,7 @@ static void test_not_supported(void **state)
     (void)state;
     rcoll_context_t *ctx = calloc(1, sizeof(*ctx));
     rcoll_comm_t comm = { .ctx = ctx, .size = 4, .rank = 1, .local_size = 2, .id = 7 };
-    rcoll_task_t *t = aligned_alloc(64, sizeof(*t));
+    rcoll_task_t *t = alloc_aligned(64, sizeof(*t));
     int wr[4] = { 0, 1, 2, 3 };
     const rcoll_alg_t *algs[] = { &rcoll_allreduce_shm, &rcoll_bcast_shm, &rcoll_barrier_shm,
                                   &rcoll_reduce_shm, &rcoll_allgather_shm };
@@ -460,7 +469,7 @@ static void test_no_segment(void **state)
     rcoll_context_t *ctx = calloc(1, sizeof(*ctx));
     rcoll_comm_t comm = { .ctx = ctx, .size = 2, .rank = 1, .local_size = 2, .id = 9,
                           .shm_usable = 1 };
-    rcoll_task_t *t = aligned_alloc(64, sizeof(*t));
+    rcoll_task_t *t = alloc_aligned(64, sizeof(*t));
     int wr[2] = { 0, 1 };
     const rcoll_alg_t *algs[] = { &rcoll_allreduce_shm, &rcoll_bcast_shm, &rcoll_barrier_shm,
                                   &rcoll_reduce_shm, &rcoll_allgather_shm };

@@ -292,10 +292,11 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     rc = rcollrun_resolve_program(&o);
-    if (rc != 0)
-        return rc;
-    raise_fd_limit(o.nranks);
-    rc = rcollrun_supervise(&o);
+    if (rc == 0) {
+        raise_fd_limit(o.nranks);
+        rc = rcollrun_supervise(&o);
+    }
+    rcollrun_layout_free(&o.layout);
     free(o.program_path);
     free(o.exports);
     return rc;

@@ -119,6 +119,8 @@ void rcollrun_free_env(char **env);
 int  rcollrun_layout_parse(const char *spec, int nranks, rcollrun_layout_t *L);
 /* nnodes nodes with counts[k] ranks each, in rank order.  0 or -1 (no memory). */
 int  rcollrun_layout_set(rcollrun_layout_t *L, const int *counts, int nnodes, int nranks);
+/* Frees what rcollrun_layout_set allocated. */
+void rcollrun_layout_free(rcollrun_layout_t *L);
 /* Creates each node's namespaces (L->isolated).  0, or -1 after a message. */
 int  rcollrun_vnodes_start(const rcollrun_layout_t *L, bool verbose);
 bool rcollrun_vnodes_active(void);

@@ -118,6 +118,15 @@ int rcollrun_layout_set(rcollrun_layout_t *L, const int *counts, int nnodes, int
     return 0;
 }
 
+void rcollrun_layout_free(rcollrun_layout_t *L)
+{
+    free(L->first);
+    free(L->node_of);
+    free(L->names);
+    L->first = L->node_of = NULL;
+    L->names = NULL;
+}
+
 /* ------------------------------------------------------------------ */
 /* A node's init process (runs in the new namespaces).                 */
 
