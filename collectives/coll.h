@@ -42,9 +42,11 @@
 #include "list.h"
 #include "log.h"
 
-/* A collective in flight.  The public name is rcoll_request_t (rcoll.h);
- * inside rcoll it is the task (docs/architecture.md, "Names"). */
-typedef struct rcoll_request rcoll_task_t;
+/* A collective in flight: the task.  What a user holds is not the task but
+ * a handle to it, rcoll_request_t (rcoll.h), an incomplete type never
+ * dereferenced: the task's address tagged with its generation (src/core.h,
+ * rcoll__task_handle / rcoll__task_from_handle; docs/architecture.md, "Names"). */
+typedef struct rcoll_task rcoll_task_t;
 
 typedef enum {
     RCOLL_COLL_ALLREDUCE,
@@ -158,7 +160,7 @@ struct rcoll_comm {
  * write); the second is the core's bookkeeping, here so that the core's
  * per-collective path needs no indirection: algorithms never touch it.
  * The op slots follow the task in the core's allocation (src/core.h). */
-struct rcoll_request {
+struct rcoll_task {
     rcoll_list_t       link;           /* the core's: ctx->active or ctx->zombies; first, so
                                         * that finding the task from it costs nothing */
     /* the algorithm's */

@@ -1,8 +1,8 @@
 /*
  * core.h - the objects of rcoll's core: the context, the point-to-point
  * operations that collective algorithms post, and the core's functions.
- * The communicator and the task (= public rcoll_request_t) are shared with
- * the collectives and defined in their contract, collectives/coll.h.
+ * The communicator and the task (the public rcoll_request_t is a handle to
+ * it) are shared with the collectives and defined in their contract, collectives/coll.h.
  * Private to src/ (docs/architecture.md).
  */
 #ifndef RCOLL_CORE_H

@@ -1,6 +1,6 @@
 /*
- * task.c - a collective in flight (the public rcoll_request_t): post it,
- * advance its algorithm, wait for it with a deadline, release it.
+ * task.c - a collective in flight (the public rcoll_request_t is a handle to
+ * it): post it, advance its algorithm, wait for it with a deadline, release it.
  */
 #include <stdio.h>
 #include <stdlib.h>
