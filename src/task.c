@@ -181,21 +181,35 @@ rcoll_status_t rcoll_task_post_alg(rcoll_comm_t *comm, const rcoll_coll_args_t *
     return RCOLL_OK;
 }
 
-int rcoll_task_check_deadline(rcoll_task_t *task)
+/*
+ * RCOLL_TIMEOUT measures how long the communicator's queue up to a task has
+ * not moved, not how long the task has existed: a collective queued behind
+ * another on the same communicator (a shm collective waits for the one ahead
+ * of it to finish here) must not expire while the one ahead progresses.  So
+ * what the check watches is a signature of every collective in flight on the
+ * task's communicator posted up to it (ctx->active is in post order): their
+ * progress counts and how many they are (one ahead finishing changes it).
+ * Computed only here, off the per-collective path.
+ */
+static unsigned queue_signature(const rcoll_task_t *task)
 {
-    double timeout = task->ctx->config.timeout;
-    if (task->done || timeout <= 0) {
-        return 0;
+    unsigned sig = 0;
+    rcoll_list_t *pos;
+    for (pos = task->ctx->active.next; pos != &task->ctx->active; pos = pos->next) {
+        const rcoll_task_t *t = rcoll_container_of(pos, rcoll_task_t, link);
+        if (t->comm == task->comm) {
+            sig += t->progress_count + 0x9e3779b9u;
+        }
+        if (t == task) {
+            break;
+        }
     }
-    double now = rcoll_time_now();
-    if (task->last_progress == 0 || task->progress_seen != task->progress_count) {
-        task->progress_seen = task->progress_count;
-        task->last_progress = now;
-        return 0;
-    }
-    if (now - task->last_progress < timeout) {
-        return 0;
-    }
+    return sig;
+}
+
+/* Log why task timed out (idle: seconds without progress) and end it. */
+static void timed_out(rcoll_task_t *task, double idle, const rcoll_task_t *ahead)
+{
     const rcoll_p2p_op_t *op = rcoll_task_first_pending(task);
     char waiting[320];
     if (op != NULL) {
@@ -207,14 +221,55 @@ int rcoll_task_check_deadline(rcoll_task_t *task)
         snprintf(waiting, sizeof(waiting), "at step %u, waiting for rank %d (world rank %d) in "
                  "shared memory", task->wait_step, task->wait_peer,
                  task->comm->world_ranks[task->wait_peer]);
+    } else if (ahead != NULL) {
+        snprintf(waiting, sizeof(waiting), "queued behind rcoll_%s sequence %u (algorithm %s) "
+                 "on the same communicator, which made no progress either",
+                 rcoll_coll_name(ahead->args.type), ahead->seq, ahead->alg->name);
     } else {
         snprintf(waiting, sizeof(waiting), "in phase %d with no message pending", task->phase);
     }
     rcoll_error("rcoll_%s timed out: no progress for %.1f s (RCOLL_TIMEOUT) in algorithm %s, "
                 "communicator 0x%llx of %d ranks, sequence %u, %s",
-                rcoll_coll_name(task->args.type), now - task->last_progress, task->alg->name,
+                rcoll_coll_name(task->args.type), idle, task->alg->name,
                 (unsigned long long)task->comm->id, task->comm->size, task->seq, waiting);
     task_finish(task, RCOLL_ERR_TIMEOUT);
+}
+
+int rcoll_task_check_deadline(rcoll_task_t *task)
+{
+    double timeout = task->ctx->config.timeout;
+    if (task->done || timeout <= 0) {
+        return 0;
+    }
+    double now = rcoll_time_now();
+    unsigned sig = queue_signature(task);
+    if (task->last_progress == 0 || task->progress_seen != sig) {
+        task->progress_seen = sig;
+        task->last_progress = now;
+        return 0;
+    }
+    double idle = now - task->last_progress;
+    if (idle < timeout) {
+        return 0;
+    }
+    /* Nothing on the queue up to here moved: the collectives ahead of it on
+     * this communicator expire first (they are the cause, and their abort
+     * passes their turn on), each naming what it waits for; then this one. */
+    const rcoll_task_t *ahead = NULL;
+    rcoll_list_t *pos, *tmp;
+    rcoll_list_for_each_safe(pos, tmp, &task->ctx->active) {
+        rcoll_task_t *t = rcoll_container_of(pos, rcoll_task_t, link);
+        if (t == task) {
+            break;
+        }
+        if (t->comm == task->comm) {
+            if (ahead == NULL) {
+                ahead = t;      /* reported by seq/alg below; t's fields stay readable */
+            }
+            timed_out(t, idle, NULL);
+        }
+    }
+    timed_out(task, idle, ahead);
     return 1;
 }
 

@@ -3,7 +3,7 @@
 # counts.  Run from an in-tree build (binaries are found next to this script).
 #
 #   test/integration/run.sh [--launcher rcollrun|mpirun|srun] [--ranks "1 2 3 4 5 8"]
-#                           [--quick] [--label NAME] [--only "coll comm group nb timeout oob"]
+#                           [--quick] [--label NAME] [--only "coll comm group nb timeout wedge oob"]
 #                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
 #                           [--nodes "SPEC..."]
 #
@@ -16,6 +16,8 @@
 #   --only      which programs: coll (coll_check), comm (comm_check),
 #               group (group_check), nb (nb_check), node (node_check:
 #               rcoll_comm_split_node), timeout (timeout_check, for N >= 2),
+#               wedge (wedge_check, for N >= 2: its 512 MiB queued case only
+#               at N = 2),
 #               oob (oob_threads: 4 threads with rcoll_init_oob contexts in
 #               one process, started once without the launcher); default all
 #   --coll, --algs  passed to coll_check
@@ -42,12 +44,12 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout oob"
+only="coll comm group nb node timeout wedge oob"
 coll_args=()
 limit_override=""
 
 nodes=""
-usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -156,6 +158,13 @@ run_set() {
     wants node && run_one node_check "$n" 120 "$here/node_check"
     if wants timeout && [ "$n" -ge 2 ]; then
         run_one timeout_check "$n" 120 "$here/timeout_check"
+    fi
+    if wants wedge && [ "$n" -ge 2 ]; then
+        if [ "$n" -eq 2 ]; then
+            run_one wedge_check "$n" 120 "$here/wedge_check"
+        else
+            run_one "wedge_check --only late" "$n" 120 "$here/wedge_check" --only late
+        fi
     fi
     return 0
 }
