@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core.h"
+#include "whereis.h"
 #include "reduce.h"
 
 #define RCOLL_FREE_TASKS_MAX 16
@@ -143,6 +144,7 @@ rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args
         return RCOLL_OK;
     }
     task->seq = comm->next_seq++;
+    rcoll_whereis_entered(task);
     task->alg = rcoll_select(task);
     if (task->alg == NULL) {
         comm->nactive--;
@@ -173,6 +175,7 @@ rcoll_status_t rcoll_task_post_alg(rcoll_comm_t *comm, const rcoll_coll_args_t *
     task->status = RCOLL_INPROGRESS;
     task->wait_peer = -1;
     task->seq = comm->next_seq++;
+    rcoll_whereis_entered(task);
     task->alg = alg;
     comm->nactive++;
     rcoll_list_add_tail(&ctx->active, &task->link);
@@ -232,6 +235,9 @@ static void timed_out(rcoll_task_t *task, double idle, const rcoll_task_t *ahead
                 "communicator 0x%llx of %d ranks, sequence %u, %s",
                 rcoll_coll_name(task->args.type), idle, task->alg->name,
                 (unsigned long long)task->comm->id, task->comm->size, task->seq, waiting);
+    char where[1024];
+    rcoll_whereis_report(task, where, sizeof(where));
+    rcoll_error("%s", where);
     task_finish(task, RCOLL_ERR_TIMEOUT);
 }
 
@@ -242,6 +248,7 @@ int rcoll_task_check_deadline(rcoll_task_t *task)
         return 0;
     }
     double now = rcoll_time_now();
+    rcoll_whereis_seen(task->ctx, now);
     unsigned sig = queue_signature(task);
     if (task->last_progress == 0 || task->progress_seen != sig) {
         task->progress_seen = sig;
@@ -277,6 +284,7 @@ rcoll_status_t rcoll_task_wait(rcoll_task_t *task)
 {
     rcoll_context_t *ctx = task->ctx;
     unsigned polls = 0;
+    rcoll_whereis_inside(ctx, 1);
     while (!task->done) {
         int events = rcoll_context_progress(ctx);
         if (events == 0 && (++polls & 63) == 0) {
@@ -284,6 +292,7 @@ rcoll_status_t rcoll_task_wait(rcoll_task_t *task)
         }
         rcoll_context_backoff(ctx, events);
     }
+    rcoll_whereis_inside(ctx, 0);
     rcoll_status_t st = task->status;
     rcoll_task_release(task);
     return st;

@@ -3,7 +3,7 @@
 # counts.  Run from an in-tree build (binaries are found next to this script).
 #
 #   test/integration/run.sh [--launcher rcollrun|mpirun|srun] [--ranks "1 2 3 4 5 8"]
-#                           [--quick] [--label NAME] [--only "coll comm group nb timeout wedge oob"]
+#                           [--quick] [--label NAME] [--only "coll comm group nb timeout wedge where oob"]
 #                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
 #                           [--nodes "SPEC..."]
 #
@@ -17,7 +17,7 @@
 #               group (group_check), nb (nb_check), node (node_check:
 #               rcoll_comm_split_node), timeout (timeout_check, for N >= 2),
 #               wedge (wedge_check, for N >= 2: its 512 MiB queued case only
-#               at N = 2),
+#               at N = 2), where (where_check, for N = 2 and N >= 8),
 #               oob (oob_threads: 4 threads with rcoll_init_oob contexts in
 #               one process, started once without the launcher); default all
 #   --coll, --algs  passed to coll_check
@@ -44,7 +44,7 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout wedge oob"
+only="coll comm group nb node timeout wedge where oob"
 coll_args=()
 limit_override=""
 
@@ -140,6 +140,23 @@ run_one() {
     failed=$((failed + 1))
 }
 
+# where_summary N: rcollrun's one summary line of where_check's timeouts
+# must name the late rank (5, or the last) as not entered and not in rcoll.
+where_summary() {
+    local n=$1 late log
+    late=$(( n > 5 ? 5 : n - 1 ))
+    log="$logdir/where_check-n$n${node_arg:+-nodes$node_arg}.log"
+    if grep -q "^rcollrun: where is everyone: .*named as not there: world rank $late (by [0-9]*: not entered, not in rcoll" "$log"; then
+        printf 'ok   %s rcollrun where summary n=%s\n' "$label" "$n"
+        passed=$((passed + 1))
+    else
+        printf 'FAIL %s rcollrun where summary n=%s: no summary line naming world rank %s; log %s\n' \
+            "$label" "$n" "$late" "$log"
+        grep '^rcollrun:' "$log" | tail -n 5 | sed 's/^/     | /'
+        failed=$((failed + 1))
+    fi
+}
+
 wants() { case " $only " in *" $1 "*) return 0 ;; esac; return 1; }
 
 qflag=()
@@ -165,6 +182,10 @@ run_set() {
         else
             run_one "wedge_check --only late" "$n" 120 "$here/wedge_check" --only late
         fi
+    fi
+    if wants where && { [ "$n" -eq 2 ] || [ "$n" -ge 8 ]; }; then
+        run_one where_check "$n" 120 "$here/where_check"
+        [ "$launcher" = rcollrun ] && where_summary "$n"
     fi
     return 0
 }
