@@ -315,15 +315,18 @@ rcoll_status_t rcoll_task_wait(rcoll_task_t *task)
 {
     rcoll_context_t *ctx = task->ctx;
     unsigned polls = 0;
-    rcoll_whereis_inside(ctx, 1);
     while (!task->done) {
         int events = rcoll_context_progress(ctx);
         if (events == 0 && (++polls & 63) == 0) {
+            /* off the fast path: a wait that goes on says so (whereis.h) */
+            rcoll_whereis_inside(ctx, 1);
             rcoll_task_check_deadline(task);
         }
         rcoll_context_backoff(ctx, events);
     }
-    rcoll_whereis_inside(ctx, 0);
+    if (polls >= 64) {
+        rcoll_whereis_inside(ctx, 0);
+    }
     rcoll_status_t st = task->status;
     rcoll_task_release(task);
     return st;

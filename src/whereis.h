@@ -10,8 +10,9 @@
  * last was (stamped by the deadline check, which reads the clock anyway),
  * and a slot per communicator: the communicator's id and the (sequence,
  * collective) last posted on it.  Publishing costs the per-collective path
- * plain stores: one when a collective is posted, two around a blocking
- * wait.  Ranks on other nodes are not visible in it (the report says so).
+ * one plain store when a collective is posted; "inside" is set by a blocking
+ * wait once it has polled idly 64 times (with the deadline check) and
+ * cleared when such a wait ends.  Ranks on other nodes are not visible in it (the report says so).
  * Private to src/.
  */
 #ifndef RCOLL_WHEREIS_H
@@ -32,7 +33,7 @@ typedef struct {
 typedef struct rcoll_where_rank {
     _Atomic int64_t    pid;          /* 0 until the rank has mapped the table */
     _Atomic int64_t    world_rank;
-    _Atomic uint64_t   inside;       /* 1 while in a blocking wait (rcoll_wait, blocking calls) */
+    _Atomic uint64_t   inside;       /* 1 while in a blocking wait that has polled idly 64 times */
     _Atomic uint64_t   seen_ns;      /* when last seen waiting in rcoll (CLOCK_MONOTONIC ns); 0: never */
     uint64_t           pad[4];
     rcoll_where_comm_t comms[RCOLL_WHERE_NCOMM];
