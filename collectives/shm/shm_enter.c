@@ -323,8 +323,14 @@ void rcoll__shm_abort(rcoll_task_t *task)
 
 void rcoll__shm_leave(rcoll_task_t *task, rcoll__shm_op_t *op)
 {
+    rcoll__shm_t *sh = op->sh;
     (void)task;
-    turn_over(op->sh, op->k);
+    if (op->k == sh->completed + 1 && sh->over == 0) {    /* the usual case; segment mapped */
+        sh->completed = op->k;
+        rcoll__shm_publish(&rcoll__shm_ctl(sh, sh->me)->done, &sh->fin[sh->me], op->k);
+        return;
+    }
+    turn_over(sh, op->k);
 }
 
 int rcoll__shm_slots_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t k)
