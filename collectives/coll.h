@@ -136,6 +136,10 @@ struct rcoll_comm {
     uint32_t         ngroup_seqs, group_seqs_cap;
     int              nactive;          /* requests not yet completed */
     int              is_world;
+    /* The core's: this rank's published "last collective entered here"
+     * (src/whereis.h), and a slot of its own when the table has none free. */
+    void            *where;
+    uint64_t         where_private[2];
     /* Properties fixed when the communicator is created (rcoll_comm_create)
      * and never changed: every member derives them from data all members
      * hold identically (the node of every world rank, exchanged at init, and

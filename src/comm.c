@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core.h"
+#include "whereis.h"
 
 #define GROUP_KEY_BIT (1ULL << 63)
 
@@ -77,6 +78,7 @@ rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, in
     /* The creation-time properties (see core.h): the same on every member. */
     comm->shm_usable = comm->local_size == size && ctx->config.shm;
     ctx->ncomms++;
+    rcoll_whereis_comm_attach(comm);
     *out = comm;
     return RCOLL_OK;
 }
@@ -84,6 +86,7 @@ rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, in
 void rcoll_comm_destroy(rcoll_comm_t *comm)
 {
     rcoll_coll_comm_fini(comm);
+    rcoll_whereis_comm_detach(comm);
     free(comm->group_seqs);
     comm->ctx->ncomms--;
     free(comm->world_ranks);

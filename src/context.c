@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core.h"
+#include "whereis.h"
 #include "bootstrap.h"
 #include "wire.h"
 #include "binding.h"
@@ -316,6 +317,12 @@ static rcoll_status_t connect_peers(rcoll_context_t *ctx, const uint8_t *mine, s
         return RCOLL_ERR_NO_MEMORY;
     }
     rcoll_status_t st = ctx->boot_ops->exchange(ctx, mine, mine_len, blobs, lens);
+    ctx->job_key = 0xcbf29ce484222325ull;      /* the same on every rank: whereis.c names its table by it */
+    for (int r = 0; r < ctx->size && st == RCOLL_OK; r++) {
+        for (size_t i = 0; i < lens[r]; i++) {
+            ctx->job_key = (ctx->job_key ^ ((const uint8_t *)blobs[r])[i]) * 0x100000001b3ull;
+        }
+    }
     ctx->nnodes = 0;
     /* First every node name, so each rank's node is known before choosing. */
     for (int r = 0; r < ctx->size && st == RCOLL_OK; r++) {
@@ -407,6 +414,7 @@ static void context_destroy(rcoll_context_t *ctx)
     if (ctx->world != NULL) {
         rcoll_comm_destroy(ctx->world);
     }
+    rcoll_whereis_fini(ctx);
     rcoll_selector_fini(ctx);
     if (ctx->boot_ops != NULL) {
         ctx->boot_ops->fini(ctx);
@@ -476,6 +484,7 @@ static rcoll_status_t context_start(rcoll_context_t *ctx, const char *fn)
         if (st == RCOLL_OK) st = connect_peers(ctx, blob, len);
         free(blob);
     }
+    if (st == RCOLL_OK) rcoll_whereis_init(ctx);
     if (st == RCOLL_OK) st = create_world(ctx);
     if (st == RCOLL_OK) st = rcoll_selector_init(ctx);
     if (st != RCOLL_OK) {

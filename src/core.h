@@ -94,6 +94,10 @@ struct rcoll_context {
     rcoll_list_t          free_tasks;          /* released tasks kept for reuse */
     int                   nfree_tasks;
     int                   ntasks_live;         /* allocated and not yet released (task.c) */
+    /* where is everyone (whereis.h) */
+    uint64_t              job_key;             /* a hash of the bootstrap exchange: the same on every rank */
+    struct rcoll_whereis *whereis;             /* the node's table */
+    struct rcoll_where_rank *where_me;         /* this rank's entry in it (never NULL after init) */
 };
 
 /* rcoll_ctx_config (coll.h) reads the settings through a cast. */

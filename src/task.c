@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core.h"
+#include "whereis.h"
 #include "reduce.h"
 
 #define RCOLL_TASK_MAGIC 0x7a5c0de5u
@@ -173,6 +174,7 @@ rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args
     }
     task->seq = comm->next_seq++;
     task->sig = call_sig(args);
+    rcoll_whereis_entered(task);
     task->alg = rcoll_select(task);
     if (task->alg == NULL) {
         comm->nactive--;
@@ -204,6 +206,7 @@ rcoll_status_t rcoll_task_post_alg(rcoll_comm_t *comm, const rcoll_coll_args_t *
     task->status = RCOLL_INPROGRESS;
     task->wait_peer = -1;
     task->seq = comm->next_seq++;
+    rcoll_whereis_entered(task);
     task->alg = alg;
     comm->nactive++;
     rcoll_list_add_tail(&ctx->active, &task->link);
@@ -212,21 +215,35 @@ rcoll_status_t rcoll_task_post_alg(rcoll_comm_t *comm, const rcoll_coll_args_t *
     return RCOLL_OK;
 }
 
-int rcoll_task_check_deadline(rcoll_task_t *task)
+/*
+ * RCOLL_TIMEOUT measures how long the communicator's queue up to a task has
+ * not moved, not how long the task has existed: a collective queued behind
+ * another on the same communicator (a shm collective waits for the one ahead
+ * of it to finish here) must not expire while the one ahead progresses.  So
+ * what the check watches is a signature of every collective in flight on the
+ * task's communicator posted up to it (ctx->active is in post order): their
+ * progress counts and how many they are (one ahead finishing changes it).
+ * Computed only here, off the per-collective path.
+ */
+static unsigned queue_signature(const rcoll_task_t *task)
 {
-    double timeout = task->ctx->config.timeout;
-    if (task->done || timeout <= 0) {
-        return 0;
+    unsigned sig = 0;
+    rcoll_list_t *pos;
+    for (pos = task->ctx->active.next; pos != &task->ctx->active; pos = pos->next) {
+        const rcoll_task_t *t = rcoll_container_of(pos, rcoll_task_t, link);
+        if (t->comm == task->comm) {
+            sig += t->progress_count + 0x9e3779b9u;
+        }
+        if (t == task) {
+            break;
+        }
     }
-    double now = rcoll_time_now();
-    if (task->last_progress == 0 || task->progress_seen != task->progress_count) {
-        task->progress_seen = task->progress_count;
-        task->last_progress = now;
-        return 0;
-    }
-    if (now - task->last_progress < timeout) {
-        return 0;
-    }
+    return sig;
+}
+
+/* Log why task timed out (idle: seconds without progress) and end it. */
+static void timed_out(rcoll_task_t *task, double idle, const rcoll_task_t *ahead)
+{
     const rcoll_p2p_op_t *op = rcoll_task_first_pending(task);
     char waiting[320];
     if (op != NULL) {
@@ -238,14 +255,59 @@ int rcoll_task_check_deadline(rcoll_task_t *task)
         snprintf(waiting, sizeof(waiting), "at step %u, waiting for rank %d (world rank %d) in "
                  "shared memory", task->wait_step, task->wait_peer,
                  task->comm->world_ranks[task->wait_peer]);
+    } else if (ahead != NULL) {
+        snprintf(waiting, sizeof(waiting), "queued behind rcoll_%s sequence %u (algorithm %s) "
+                 "on the same communicator, which made no progress either",
+                 rcoll_coll_name(ahead->args.type), ahead->seq, ahead->alg->name);
     } else {
         snprintf(waiting, sizeof(waiting), "in phase %d with no message pending", task->phase);
     }
     rcoll_error("rcoll_%s timed out: no progress for %.1f s (RCOLL_TIMEOUT) in algorithm %s, "
                 "communicator 0x%llx of %d ranks, sequence %u, %s",
-                rcoll_coll_name(task->args.type), now - task->last_progress, task->alg->name,
+                rcoll_coll_name(task->args.type), idle, task->alg->name,
                 (unsigned long long)task->comm->id, task->comm->size, task->seq, waiting);
+    char where[1024];
+    rcoll_whereis_report(task, where, sizeof(where));
+    rcoll_error("%s", where);
     task_finish(task, RCOLL_ERR_TIMEOUT);
+}
+
+int rcoll_task_check_deadline(rcoll_task_t *task)
+{
+    double timeout = task->ctx->config.timeout;
+    if (task->done || timeout <= 0) {
+        return 0;
+    }
+    double now = rcoll_time_now();
+    rcoll_whereis_seen(task->ctx, now);
+    unsigned sig = queue_signature(task);
+    if (task->last_progress == 0 || task->progress_seen != sig) {
+        task->progress_seen = sig;
+        task->last_progress = now;
+        return 0;
+    }
+    double idle = now - task->last_progress;
+    if (idle < timeout) {
+        return 0;
+    }
+    /* Nothing on the queue up to here moved: the collectives ahead of it on
+     * this communicator expire first (they are the cause, and their abort
+     * passes their turn on), each naming what it waits for; then this one. */
+    const rcoll_task_t *ahead = NULL;
+    rcoll_list_t *pos, *tmp;
+    rcoll_list_for_each_safe(pos, tmp, &task->ctx->active) {
+        rcoll_task_t *t = rcoll_container_of(pos, rcoll_task_t, link);
+        if (t == task) {
+            break;
+        }
+        if (t->comm == task->comm) {
+            if (ahead == NULL) {
+                ahead = t;      /* reported by seq/alg below; t's fields stay readable */
+            }
+            timed_out(t, idle, NULL);
+        }
+    }
+    timed_out(task, idle, ahead);
     return 1;
 }
 
@@ -256,9 +318,14 @@ rcoll_status_t rcoll_task_wait(rcoll_task_t *task)
     while (!task->done) {
         int events = rcoll_context_progress(ctx);
         if (events == 0 && (++polls & 63) == 0) {
+            /* off the fast path: a wait that goes on says so (whereis.h) */
+            rcoll_whereis_inside(ctx, 1);
             rcoll_task_check_deadline(task);
         }
         rcoll_context_backoff(ctx, events);
+    }
+    if (polls >= 64) {
+        rcoll_whereis_inside(ctx, 0);
     }
     rcoll_status_t st = task->status;
     rcoll_task_release(task);

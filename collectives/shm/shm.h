@@ -65,7 +65,10 @@ typedef struct rcoll__shm {
     rcoll__shm_state_t state;
     int       p, me;
     uint64_t  next_op;       /* k of the last collective posted */
-    uint64_t  completed;     /* k of the last collective finished here */
+    uint64_t  completed;     /* every collective up to k = completed is over here (finished
+                              * or abandoned): the turn is completed + 1's */
+    uint64_t  over;          /* bit i: collective completed + 2 + i is over already (ended
+                              * out of turn: abandoned while queued; shm_enter.c) */
     uint64_t  chunk_next;    /* id of the next pipeline chunk */
     char     *base;
     size_t    size;

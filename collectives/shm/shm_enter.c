@@ -258,12 +258,54 @@ rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op)
     }
 }
 /*
- * A shm collective failed (timeout, peer failure).  If it held this rank's
- * turn on the segment, pass the turn on: later collectives then wait on (and
- * name) the peers they really wait for, instead of on this abandoned one.
- * Its done flag is not published, so no peer mistakes it for finished.  If
- * it was setting the segment up, the set-up is marked failed so the later
- * ones report that instead of waiting for it.
+ * Collective k is over on this rank (finished, or failed at any stage, even
+ * while still queued for its turn): the turn passes to the first collective
+ * after it that is not over, and done is published up to there.  done = k
+ * tells the peers that this rank no longer reads the slots of k or earlier,
+ * which is true of an abandoned collective too, so they may reuse them; a
+ * peer still waiting in k for this rank's slot word of k never mistakes
+ * anything for it (slot words are compared for equality) and expires by its
+ * own deadline.  Without this, a collective that failed while queued never
+ * took its turn, and every later shm collective on the communicator waited
+ * for it forever (issue 14).  More than 64 collectives over out of turn at
+ * once are not tracked: then the turn stays (logged).  With no segment mapped
+ * (set-up failed or not yet done) only the turn is kept.
+ */
+static void turn_over(rcoll__shm_t *sh, uint64_t k)
+{
+    if (k == sh->completed + 1 && sh->over == 0) {       /* in turn, nothing queued over */
+        sh->completed = k;
+    } else if (k > sh->completed + 1) {
+        if (k - sh->completed - 2 >= 64) {
+            rcoll_error("shm: collective %llu failed with more than 64 collectives ahead of it "
+                        "on this communicator: its turn is not passed on",
+                        (unsigned long long)k);
+            return;
+        }
+        sh->over |= 1ull << (k - sh->completed - 2);
+        return;
+    } else if (k == sh->completed + 1) {
+        sh->completed = k;
+        while (sh->over & 1) {
+            sh->over >>= 1;
+            sh->completed++;
+        }
+        sh->over >>= 1;
+    } else {
+        return;                                           /* over already */
+    }
+    if (sh->base == NULL) {
+        return;                /* no segment (yet): the flags come with the next publish */
+    }
+    rcoll__shm_publish(&rcoll__shm_ctl(sh, sh->me)->done, &sh->fin[sh->me], sh->completed);
+}
+
+/*
+ * A shm collective failed (timeout, peer failure), at any stage: its turn
+ * passes on (turn_over), so later collectives wait on (and name) the peers
+ * they really wait for instead of on this abandoned one.  If it was setting
+ * the segment up, the set-up is marked failed so the later ones report that
+ * instead of waiting for it.
  */
 void rcoll__shm_abort(rcoll_task_t *task)
 {
@@ -271,21 +313,24 @@ void rcoll__shm_abort(rcoll_task_t *task)
     rcoll__shm_t *sh = op->sh;
 
     if (sh == NULL) {
-        return;
+        return;                    /* never numbered: holds no turn */
     }
-    if (op->stage == ST_ENTERED && sh->completed < op->k) {
-        sh->completed = op->k;
-    } else if (op->k == 1 && sh->state == RCOLL__SHM_SETUP) {
+    if (op->k == 1 && sh->state == RCOLL__SHM_SETUP) {
         sh->state = RCOLL__SHM_FAILED;
     }
+    turn_over(sh, op->k);
 }
 
 void rcoll__shm_leave(rcoll_task_t *task, rcoll__shm_op_t *op)
 {
     rcoll__shm_t *sh = op->sh;
     (void)task;
-    sh->completed = op->k;
-    rcoll__shm_publish(&rcoll__shm_ctl(sh, sh->me)->done, &sh->fin[sh->me], op->k);
+    if (op->k == sh->completed + 1 && sh->over == 0) {    /* the usual case; segment mapped */
+        sh->completed = op->k;
+        rcoll__shm_publish(&rcoll__shm_ctl(sh, sh->me)->done, &sh->fin[sh->me], op->k);
+        return;
+    }
+    turn_over(sh, op->k);
 }
 
 int rcoll__shm_slots_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t k)

@@ -4,7 +4,7 @@
 #
 #   test/integration/run.sh [--launcher rcollrun|mpirun|srun] [--ranks "1 2 3 4 5 8"]
 #                           [--quick] [--label NAME]
-#                           [--only "coll comm group nb timeout mismatch oob"]
+#                           [--only "coll comm group nb timeout mismatch wedge where oob"]
 #                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
 #                           [--nodes "SPEC..."] [--srun-nodes "SPEC..."]
 #
@@ -18,9 +18,10 @@
 #               group (group_check), nb (nb_check), node (node_check:
 #               rcoll_comm_split_node), timeout (timeout_check, for N >= 2),
 #               mismatch (mismatch_check, then mismatch_check --no-shm, for
-#               N >= 2), oob (oob_threads: 4 threads with rcoll_init_oob
-#               contexts in one process, started once without the launcher);
-#               default all
+#               N >= 2), wedge (wedge_check, for N >= 2: its 512 MiB queued
+#               case only at N = 2), where (where_check, for N = 2 and N >= 8),
+#               oob (oob_threads: 4 threads with rcoll_init_oob contexts in
+#               one process, started once without the launcher); default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
 #   --nodes     emulated nodes (rcollrun only, as root): one launch set per
@@ -52,13 +53,13 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout mismatch oob"
+only="coll comm group nb node timeout mismatch wedge where oob"
 coll_args=()
 limit_override=""
 
 nodes=""
 srun_nodes=""
-usage() { sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -168,6 +169,23 @@ run_one() {
     failed=$((failed + 1))
 }
 
+# where_summary N: rcollrun's one summary line of where_check's timeouts
+# must name the late rank (5, or the last) as not entered and not in rcoll.
+where_summary() {
+    local n=$1 late log
+    late=$(( n > 5 ? 5 : n - 1 ))
+    log="$logdir/where_check-n$n${node_arg:+-nodes$node_arg}.log"
+    if grep -q "^rcollrun: where is everyone: .*named as not there: world rank $late (by [0-9]*: not entered, not in rcoll" "$log"; then
+        printf 'ok   %s rcollrun where summary n=%s\n' "$label" "$n"
+        passed=$((passed + 1))
+    else
+        printf 'FAIL %s rcollrun where summary n=%s: no summary line naming world rank %s; log %s\n' \
+            "$label" "$n" "$late" "$log"
+        grep '^rcollrun:' "$log" | tail -n 5 | sed 's/^/     | /'
+        failed=$((failed + 1))
+    fi
+}
+
 wants() { case " $only " in *" $1 "*) return 0 ;; esac; return 1; }
 
 qflag=()
@@ -190,6 +208,17 @@ run_set() {
     if wants mismatch && [ "$n" -ge 2 ]; then
         run_one mismatch_check "$n" 180 "$here/mismatch_check"
         run_one "mismatch_check --no-shm" "$n" 180 "$here/mismatch_check" --no-shm
+    fi
+    if wants wedge && [ "$n" -ge 2 ]; then
+        if [ "$n" -eq 2 ]; then
+            run_one wedge_check "$n" 120 "$here/wedge_check"
+        else
+            run_one "wedge_check --only late" "$n" 120 "$here/wedge_check" --only late
+        fi
+    fi
+    if wants where && { [ "$n" -eq 2 ] || [ "$n" -ge 8 ]; }; then
+        run_one where_check "$n" 120 "$here/where_check"
+        [ "$launcher" = rcollrun ] && where_summary "$n"
     fi
     return 0
 }

@@ -87,6 +87,7 @@ static void flush_lines(rcollrun_stream_t *s, bool tag)
 
     while (start < s->len && (nl = memchr(s->buf + start, '\n', s->len - start)) != NULL) {
         size_t end = (size_t)(nl - s->buf) + 1;
+        rcollrun_where_scan(s->rank, s->buf + start, end - start);
         emit(s, s->buf + start, end - start, tag, true, false);
         start = end;
     }

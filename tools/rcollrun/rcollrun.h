@@ -12,6 +12,7 @@
  *   supervise.c  event loop: reaping, failure detection, termination
  *   vnode.c      --nodes: rank layout, one set of namespaces per virtual node
  *   bind.c       --bind-to, --report-bindings (hwloc)
+ *   whereis.c    the job's one-line summary of the ranks' "where is everyone" reports
  */
 #ifndef RCOLLRUN_H
 #define RCOLLRUN_H
@@ -150,6 +151,12 @@ void rcollrun_stream_init(rcollrun_stream_t *s, int fd, int dest, int rank);
  * or error (the stream is then flushed and closed). */
 bool rcollrun_stream_read(rcollrun_stream_t *s, bool tag);
 void rcollrun_stream_close(rcollrun_stream_t *s, bool tag);
+
+/* ---- whereis.c ---- */
+/* Every forwarded line of rank `rank` (without its tag). */
+void rcollrun_where_scan(int rank, const char *line, size_t len);
+/* At the end of the job: one line naming the ranks the reports named. */
+void rcollrun_where_summary(int nranks);
 
 /* ---- supervise.c ---- */
 /* Runs the job to completion; returns rcollrun's exit code. */

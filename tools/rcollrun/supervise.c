@@ -405,6 +405,7 @@ int rcollrun_supervise(const rcollrun_opts_t *o)
         rcollrun_stream_close(&sv.ranks[i].out, o->tag_output);
         rcollrun_stream_close(&sv.ranks[i].err, o->tag_output);
     }
+    rcollrun_where_summary(sv.n);
 out:
     rcollrun_pmix_stop();
     rcollrun_vnodes_stop();

@@ -1,0 +1,270 @@
+/*
+ * whereis.c - the node's "where am I" table and the timeout report built
+ * from it (whereis.h, docs/reliability.md).
+ *
+ * The table is one POSIX shared-memory object per node and job,
+ * /rcoll-where-<key>, key a hash of what the bootstrap exchange gave every
+ * rank alike (ctx->job_key) and of the node's name: every rank of the node
+ * opens it with O_CREAT, sizes it, maps it and counts itself in; the last
+ * one in unlinks the name (and every rank unlinks it at finalize, in case
+ * one never came), so /dev/shm keeps nothing unless a rank is killed inside
+ * rcoll_init.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "whereis.h"
+
+typedef struct {
+    _Atomic uint64_t attached;
+    uint64_t         nranks;
+    uint64_t         pad[6];
+} where_hdr_t;
+
+struct rcoll_whereis {
+    char                name[64];
+    void               *base;
+    size_t              len;
+    int                *local_of;     /* world rank -> entry index on this node, -1: other node */
+    rcoll_where_rank_t *ranks;
+};
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Map the node's table; 0 on success. */
+static int table_map(rcoll_context_t *ctx, struct rcoll_whereis *w)
+{
+    uint64_t key = fnv1a(ctx->job_key, ctx->node_name, strlen(ctx->node_name));
+    snprintf(w->name, sizeof(w->name), "/rcoll-where-%016llx", (unsigned long long)key);
+    w->len = sizeof(where_hdr_t) + (size_t)ctx->local_size * sizeof(rcoll_where_rank_t);
+    int fd = shm_open(w->name, O_CREAT | O_RDWR, 0600);
+    if (fd < 0) {
+        rcoll_debug("whereis: shm_open %s: %s", w->name, strerror(errno));
+        return -1;
+    }
+    void *base = MAP_FAILED;
+    if (ftruncate(fd, (off_t)w->len) == 0) {
+        base = mmap(NULL, w->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    }
+    int err = errno;
+    close(fd);
+    if (base == MAP_FAILED) {
+        rcoll_debug("whereis: mapping %s (%zu bytes): %s", w->name, w->len, strerror(err));
+        shm_unlink(w->name);
+        return -1;
+    }
+    w->base = base;
+    w->ranks = (rcoll_where_rank_t *)(void *)((char *)base + sizeof(where_hdr_t));
+    return 0;
+}
+
+void rcoll_whereis_init(rcoll_context_t *ctx)
+{
+    struct rcoll_whereis *w = calloc(1, sizeof(*w));
+    ctx->where_me = calloc(1, sizeof(rcoll_where_rank_t));   /* until the table is there */
+    ctx->whereis = w;
+    if (w == NULL || ctx->where_me == NULL || ctx->size < 2 || ctx->local_size < 2) {
+        return;                          /* nobody on this node to read it */
+    }
+    w->local_of = malloc(sizeof(int) * (size_t)ctx->size);
+    if (w->local_of == NULL || table_map(ctx, w) != 0) {
+        free(w->local_of);
+        w->local_of = NULL;
+        return;
+    }
+    int me = -1, n = 0;
+    for (int r = 0; r < ctx->size; r++) {
+        int same = ctx->node_of[r] == ctx->node_of[ctx->rank];
+        w->local_of[r] = same ? n++ : -1;
+        me = r == ctx->rank ? w->local_of[r] : me;
+    }
+    free(ctx->where_me);
+    ctx->where_me = &w->ranks[me];
+    atomic_store(&ctx->where_me->world_rank, ctx->rank);
+    atomic_store(&ctx->where_me->pid, (int64_t)getpid());
+    where_hdr_t *h = w->base;
+    if (atomic_fetch_add(&h->attached, 1) + 1 == (uint64_t)ctx->local_size) {
+        shm_unlink(w->name);
+    }
+}
+
+void rcoll_whereis_fini(rcoll_context_t *ctx)
+{
+    struct rcoll_whereis *w = ctx->whereis;
+    if (w == NULL) {
+        free(ctx->where_me);
+        return;
+    }
+    if (w->base != NULL) {
+        atomic_store(&ctx->where_me->pid, 0);
+        shm_unlink(w->name);             /* if a rank never came: nothing left behind */
+        munmap(w->base, w->len);
+    } else {
+        free(ctx->where_me);
+    }
+    ctx->where_me = NULL;
+    free(w->local_of);
+    free(w);
+    ctx->whereis = NULL;
+}
+
+void rcoll_whereis_comm_attach(rcoll_comm_t *comm)
+{
+    rcoll_where_rank_t *me = comm->ctx->where_me;
+    for (int i = 0; i < RCOLL_WHERE_NCOMM; i++) {
+        if (atomic_load(&me->comms[i].comm_id) == 0) {
+            atomic_store(&me->comms[i].entered, 0);
+            atomic_store(&me->comms[i].comm_id, comm->id);
+            comm->where = &me->comms[i];
+            return;
+        }
+    }
+    /* all slots taken: publish into a slot of its own that nobody reads */
+    comm->where = (void *)comm->where_private;
+}
+
+void rcoll_whereis_comm_detach(rcoll_comm_t *comm)
+{
+    if (comm->where != NULL && comm->where != (void *)comm->where_private) {
+        atomic_store(&((rcoll_where_comm_t *)comm->where)->comm_id, 0);
+    }
+    comm->where = NULL;
+}
+
+void rcoll_whereis_seen(rcoll_context_t *ctx, double now)
+{
+    atomic_store_explicit(&ctx->where_me->seen_ns, (uint64_t)(now * 1e9), memory_order_relaxed);
+}
+
+static uint64_t slot_of(const rcoll_where_rank_t *r, uint64_t comm_id)
+{
+    for (int i = 0; i < RCOLL_WHERE_NCOMM; i++) {
+        if (atomic_load_explicit(&r->comms[i].comm_id, memory_order_relaxed) == comm_id) {
+            return atomic_load_explicit(&r->comms[i].entered, memory_order_relaxed);
+        }
+    }
+    return 0;
+}
+
+/* What rank entry r, which has not entered the collective, does instead. */
+static void doing(const rcoll_context_t *ctx, const rcoll_where_rank_t *r, uint64_t comm_id,
+                  char *out, size_t len)
+{
+    if (atomic_load(&r->pid) == 0) {
+        snprintf(out, len, "gone from rcoll (finalized, or never initialised)");
+        return;
+    }
+    if (!atomic_load(&r->inside)) {
+        uint64_t seen = atomic_load(&r->seen_ns);
+        if (seen == 0) {
+            snprintf(out, len, "not in rcoll (never seen waiting in it)");
+        } else {
+            snprintf(out, len, "not in rcoll (last seen waiting in it %.1f s ago)",
+                     (double)(now_ns() - seen) / 1e9);
+        }
+        return;
+    }
+    /* In rcoll: a collective on another communicator that this rank has
+     * not entered is what it waits in. */
+    for (int i = 0; i < RCOLL_WHERE_NCOMM; i++) {
+        uint64_t id = atomic_load(&r->comms[i].comm_id), e = atomic_load(&r->comms[i].entered);
+        if (id == 0 || id == comm_id || e == 0 || slot_of(ctx->where_me, id) >= e) {
+            continue;
+        }
+        snprintf(out, len, "in rcoll_%s sequence %llu on communicator 0x%llx",
+                 rcoll_coll_name((rcoll_coll_type_t)(e & 0xff)), (unsigned long long)((e >> 8) - 1),
+                 (unsigned long long)id);
+        return;
+    }
+    snprintf(out, len, "waiting in rcoll on another collective");
+}
+
+void rcoll_whereis_report(const rcoll_task_t *task, char *buf, size_t len)
+{
+    const rcoll_comm_t *comm = task->comm;
+    const rcoll_context_t *ctx = task->ctx;
+    const struct rcoll_whereis *w = ctx->whereis;
+    const char *coll = rcoll_coll_name(task->args.type);
+    size_t off = 0;
+    int missing = 0, entered = 1, other = 0, unknown = 0;
+    const int list_max = 8;
+
+#define ADD(...) do { if (off < len) off += (size_t)snprintf(buf + off, len - off, __VA_ARGS__); } while (0)
+    ADD("where is everyone for rcoll_%s sequence %u on communicator 0x%llx:", coll, task->seq,
+        (unsigned long long)comm->id);
+    for (int q = 0; q < comm->size; q++) {
+        int wq = comm->world_ranks[q];
+        if (q == comm->rank) {
+            continue;
+        }
+        if (w == NULL || w->local_of == NULL || w->local_of[wq] < 0) {
+            other += w != NULL && w->local_of != NULL;
+            unknown += w == NULL || w->local_of == NULL;
+            continue;
+        }
+        const rcoll_where_rank_t *r = &w->ranks[w->local_of[wq]];
+        uint64_t e = slot_of(r, comm->id);
+        uint32_t eseq = e ? (uint32_t)((e >> 8) - 1) : 0;
+        int32_t ahead = (int32_t)(eseq - task->seq);    /* sequence numbers wrap */
+        char what[160];
+        if (e != 0 && ahead > 0) {
+            entered++;
+            continue;
+        }
+        if (e != 0 && ahead == 0) {
+            if ((e & 0xff) == (uint64_t)task->args.type) {
+                entered++;
+                continue;
+            }
+            snprintf(what, sizeof(what), "called rcoll_%s as sequence %u where this rank called "
+                     "rcoll_%s", rcoll_coll_name((rcoll_coll_type_t)(e & 0xff)), eseq, coll);
+        } else {
+            char last[64] = "none";
+            if (e != 0) {
+                snprintf(last, sizeof(last), "rcoll_%s sequence %u",
+                         rcoll_coll_name((rcoll_coll_type_t)(e & 0xff)), eseq);
+            }
+            char now[128];
+            doing(ctx, r, comm->id, now, sizeof(now));
+            snprintf(what, sizeof(what), "not entered: %s; its last here: %s", now, last);
+        }
+        if (missing++ < list_max) {
+            ADD(" rank %d (world rank %d) %s;", q, wq, what);
+        }
+    }
+    if (missing > list_max) {
+        ADD(" and %d more;", missing - list_max);
+    }
+    if (missing == 0 && other == 0 && unknown == 0) {
+        ADD(" every rank has entered it;");
+    }
+    ADD(" %d of %d seen in it", entered, comm->size);
+    if (other > 0) {
+        ADD("; %d rank(s) on other nodes not visible from here", other);
+    }
+    if (unknown > 0) {
+        ADD("; %d rank(s) not known (no shared table on this node)", unknown);
+    }
+#undef ADD
+}
