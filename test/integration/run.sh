@@ -3,7 +3,8 @@
 # counts.  Run from an in-tree build (binaries are found next to this script).
 #
 #   test/integration/run.sh [--launcher rcollrun|mpirun|srun] [--ranks "1 2 3 4 5 8"]
-#                           [--quick] [--label NAME] [--only "coll comm group nb timeout oob"]
+#                           [--quick] [--label NAME]
+#                           [--only "coll comm group nb timeout mismatch oob"]
 #                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
 #                           [--nodes "SPEC..."]
 #
@@ -16,8 +17,10 @@
 #   --only      which programs: coll (coll_check), comm (comm_check),
 #               group (group_check), nb (nb_check), node (node_check:
 #               rcoll_comm_split_node), timeout (timeout_check, for N >= 2),
-#               oob (oob_threads: 4 threads with rcoll_init_oob contexts in
-#               one process, started once without the launcher); default all
+#               mismatch (mismatch_check, then mismatch_check --no-shm, for
+#               N >= 2), oob (oob_threads: 4 threads with rcoll_init_oob
+#               contexts in one process, started once without the launcher);
+#               default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
 #   --nodes     emulated nodes (rcollrun only, as root): one launch set per
@@ -42,7 +45,7 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout oob"
+only="coll comm group nb node timeout mismatch oob"
 coll_args=()
 limit_override=""
 
@@ -156,6 +159,10 @@ run_set() {
     wants node && run_one node_check "$n" 120 "$here/node_check"
     if wants timeout && [ "$n" -ge 2 ]; then
         run_one timeout_check "$n" 120 "$here/timeout_check"
+    fi
+    if wants mismatch && [ "$n" -ge 2 ]; then
+        run_one mismatch_check "$n" 180 "$here/mismatch_check"
+        run_one "mismatch_check --no-shm" "$n" 180 "$here/mismatch_check" --no-shm
     fi
     return 0
 }
