@@ -133,6 +133,18 @@ static ucs_status_t am_cb(void *arg, const void *header, size_t header_length, v
     return UCS_OK;
 }
 
+/* Whether UCX_TLS lets UCX use posix or sysv (unset: it does); else UCX
+ * would warn that nothing takes MM_ERROR_HANDLING. */
+static int mm_in_tls(void)
+{
+    const char *tls = getenv("UCX_TLS");
+    if (tls == NULL || *tls == '\0' || *tls == '^') {
+        return 1;
+    }
+    return strstr(tls, "posix") != NULL || strstr(tls, "sysv") != NULL ||
+           strstr(tls, "sm") != NULL || strstr(tls, "all") != NULL;
+}
+
 static rcoll_status_t ucx_open(const rcoll_tl_params_t *p, rcoll_tl_t **out)
 {
     struct rcoll_tl *tl = calloc(1, sizeof(*tl));
@@ -169,6 +181,14 @@ static rcoll_status_t ucx_open(const rcoll_tl_params_t *p, rcoll_tl_t **out)
     if (s != UCS_OK) {
         rcoll_error("ucx: ucp_config_read failed: %s", ucs_status_string(s));
         goto err;
+    }
+    /* posix and sysv take part in peer-failure handling only when asked
+     * (UCX_POSIX_ERROR_HANDLING, UCX_SYSV_ERROR_HANDLING: n by default; the
+     * field is MM_ERROR_HANDLING for both); a value the user set wins. */
+    if (mm_in_tls() && getenv("UCX_POSIX_ERROR_HANDLING") == NULL &&
+        getenv("UCX_SYSV_ERROR_HANDLING") == NULL && ucp_config_modify(config, "MM_ERROR_HANDLING", "y") != UCS_OK) {
+        rcoll_warn("ucx: cannot turn on UCX_POSIX/SYSV_ERROR_HANDLING: same-node endpoints may "
+                   "use tcp");
     }
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME,
@@ -280,20 +300,21 @@ static rcoll_status_t ucx_address(rcoll_tl_t *tl, const void **addr, size_t *len
 }
 
 /*
- * Peers on other nodes get UCX's peer-failure handling, so a dead peer fails
- * the collective at once.  UCX 1.13's shared-memory transports cannot offer
- * it (asking for it silently moves same-node traffic to TCP), so peers on
- * this node rely on RCOLL_TIMEOUT and on the launcher, which kills the job
- * when a rank dies.
+ * Every endpoint gets UCX's peer-failure handling (ucx_open turns it on for
+ * the shared-memory transports, which otherwise lack it and would send
+ * same-node traffic over tcp).  Beyond reporting a dead peer, it is what
+ * makes abort_peer() final: only endpoints with error handling track their
+ * requests, so only there does a forced close purge a get in flight; without
+ * it, the replies of a sw-emulated get still land after the close
+ * (test/contract late_get, measured with UCX 1.13.1).
  */
 static rcoll_status_t ucx_connect(rcoll_tl_t *tl, int peer, const void *addr, size_t len)
 {
-    int same_node = tl->node_of != NULL && tl->node_of[peer] == tl->node_of[tl->rank];
     ucp_ep_params_t p = {
         .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                       UCP_EP_PARAM_FIELD_ERR_HANDLER,
         .address = addr,
-        .err_mode = same_node ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER,
+        .err_mode = UCP_ERR_HANDLING_MODE_PEER,
         .err_handler = { .cb = ep_error_cb, .arg = tl },
     };
     ucs_status_t s = ucp_ep_create(tl->worker, &p, &tl->eps[peer]);
