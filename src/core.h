@@ -30,8 +30,16 @@ typedef enum {
     RCOLL_P2P_WAIT_RTR,       /* rndv send waiting for the receiver's RTR */
     RCOLL_P2P_PUTTING,        /* rndv send: put in flight */
     RCOLL_P2P_WAIT_FIN,       /* rndv recv: RTR sent, waiting for FIN */
+    RCOLL_P2P_WAIT_DONE,      /* rndv-by-get send: RTS sent, waiting for the receiver's DONE */
+    RCOLL_P2P_WAIT_RTS,       /* rndv-by-get recv: posted, waiting for the sender's RTS */
+    RCOLL_P2P_GETTING,        /* rndv-by-get recv: get in flight */
+    RCOLL_P2P_GETTING_VOID,   /* ... and the sender has withdrawn: the data will not count */
     RCOLL_P2P_DONE
 } rcoll_p2p_state_t;
+
+/* The rendezvous protocols (p2p.c): the receiver's buffer advertised for
+ * put, or the sender's for get (transports without revocable write keys). */
+enum { RCOLL_P2P_RNDV_PUT = 1, RCOLL_P2P_RNDV_GET = 2 };
 
 /* One point-to-point message of a collective; lives in its task. */
 typedef struct rcoll_p2p_op {
@@ -44,12 +52,12 @@ typedef struct rcoll_p2p_op {
     uint32_t              step;
     void                 *buf;
     size_t                len;
-    int                   rndv;       /* 1: rendezvous, 0: eager */
+    int                   rndv;       /* 0: eager, RCOLL_P2P_RNDV_PUT or _GET */
     rcoll_status_t        status;
     rcoll_tl_mr_t        *mr;         /* rndv recv: the advertised region */
     rcoll_tl_t           *tl;         /* transport used with this peer */
     const rcoll_tl_ops_t *tl_ops;
-    rcoll_tl_completion_t put_comp;   /* rndv send */
+    rcoll_tl_completion_t put_comp;   /* rndv send's put, or rndv-by-get recv's get */
 } rcoll_p2p_op_t;
 
 typedef struct rcoll_bootstrap_ops rcoll_bootstrap_ops_t;   /* bootstrap.h */
@@ -78,8 +86,8 @@ struct rcoll_context {
     size_t                eager_limit;         /* agreed by all ranks */
     int                  *peer_failed;         /* world rank -> status, 0 if alive */
     /* matching */
-    rcoll_list_t          posted_recvs;        /* eager recvs and rndv recvs awaiting FIN */
-    rcoll_list_t          sends_wait_rtr;      /* rndv sends without their RTR yet */
+    rcoll_list_t          posted_recvs;        /* eager recvs, rndv recvs awaiting FIN or RTS */
+    rcoll_list_t          sends_wait_rtr;      /* rndv sends awaiting RTR or DONE */
     rcoll_list_t          unexpected;          /* messages that arrived before their op */
     size_t                unexpected_count;
     /* collectives in flight, oldest first */

@@ -16,9 +16,25 @@
  * carrying its own length, so both sides fail at once (TRUNCATED when the
  * sender has more).  A length mismatch across the eager limit (the sender
  * rendezvous, the receiver eager) is not detectable: both wait for their
- * deadlines.  The
- * choice of protocol depends only on the length and on whether the peer is
- * this process, so both sides always agree.
+ * deadlines.
+ *
+ * That protocol is safe only where mem_dereg revokes the key (verbs, loop:
+ * RCOLL_TL_CAP_PUT).  With a transport that cannot revoke (UCX) a write the
+ * sender starts late would land in whatever lives at the address after the
+ * receive gave up, so there the rendezvous is pulled by the receiver
+ * (docs/protocols.md): the sender registers its buffer for remote read and
+ * sends RTS {address, length, key}; the receiver, once its receive is
+ * posted, checks the length, reads with get() into its own buffer and sends
+ * DONE; the sender then deregisters and completes.  Every write into the
+ * receive buffer is the receiver's own get, so it decides when writes stop:
+ * a receive that fails while its get is in flight waits (bounded) for the
+ * get, then closes the endpoint (abort_peer) before it returns.  A receive
+ * that fails before reading sends DECLINE (the sender fails at once); a
+ * send that fails sends WITHDRAW (the receiver fails instead of reading).
+ * A length mismatch: the receiver reads nothing and answers DONE with its
+ * own length.  The choice of protocol depends only on the length, on
+ * whether the peer is this process and on the backend both ranks use for
+ * the pair, so both sides agree.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +53,12 @@ typedef struct {
 static int use_rndv(const rcoll_context_t *ctx, int wpeer, size_t len)
 {
     return len > ctx->eager_limit && wpeer != ctx->rank;
+}
+
+/* Rendezvous by put where the backend's keys are revocable, else by get. */
+static int rndv_protocol(const rcoll_tl_ops_t *ops, rcoll_tl_t *tl)
+{
+    return (ops->caps(tl) & RCOLL_TL_CAP_PUT) ? RCOLL_P2P_RNDV_PUT : RCOLL_P2P_RNDV_GET;
 }
 
 static int op_matches(const rcoll_p2p_op_t *op, int wpeer, const rcoll_wire_hdr_t *h)
@@ -227,7 +249,7 @@ static rcoll_p2p_op_t *new_op(rcoll_task_t *task, rcoll_p2p_kind_t kind, int pee
     op->len = len;
     op->tl = ctx->peer_tl[wpeer];
     op->tl_ops = ctx->peer_ops[wpeer];
-    op->rndv = use_rndv(ctx, wpeer, len);
+    op->rndv = use_rndv(ctx, wpeer, len) ? rndv_protocol(op->tl_ops, op->tl) : 0;
     op->status = RCOLL_INPROGRESS;
     task->npending++;
     ctx->p2p_pending++;
@@ -254,6 +276,130 @@ static void drop_unexpected(rcoll_context_t *ctx, unexpected_t *u)
     free(u);
 }
 
+/* ---- rendezvous by get ---- */
+
+static void send_ctl(rcoll_p2p_op_t *op, int type, size_t len)
+{
+    rcoll_wire_hdr_t h;
+    fill_hdr(&h, op, type);
+    h.len = len;
+    (void)send_msg(op->task->ctx, op->wpeer, &h, NULL, 0);   /* best effort: a notice */
+}
+
+/* Send: advertise the source (read-only) in an RTS, unless the receiver has
+ * declined already. */
+static void send_rts(rcoll_p2p_op_t *op)
+{
+    rcoll_context_t *ctx = op->task->ctx;
+    unexpected_t *u = find_unexpected(ctx, op, RCOLL_MSG_DECLINE);
+    if (u != NULL) {
+        drop_unexpected(ctx, u);
+        op_fail(op, RCOLL_ERR_TIMEOUT, "the receiver gave up on this message before it was sent "
+                "(its collective failed or timed out); nothing was read");
+        return;
+    }
+    uint8_t rkey[RCOLL_TL_RKEY_MAX];
+    size_t rkey_len = sizeof(rkey);
+    rcoll_status_t st = op->tl_ops->mem_reg(op->tl, op->buf, op->len, RCOLL_TL_ACCESS_REMOTE_READ,
+                                            &op->mr);
+    if (st == RCOLL_OK) {
+        st = op->tl_ops->pack_rkey(op->tl, op->mr, rkey, &rkey_len);
+    }
+    if (st == RCOLL_OK) {
+        rcoll_wire_hdr_t h;
+        fill_hdr(&h, op, RCOLL_MSG_RTS);
+        h.addr = (uint64_t)(uintptr_t)op->buf;
+        h.rkey_len = (uint16_t)rkey_len;
+        op->state = RCOLL_P2P_WAIT_DONE;
+        rcoll_list_add_tail(&ctx->sends_wait_rtr, &op->link);
+        st = send_msg(ctx, op->wpeer, &h, rkey, rkey_len);
+        if (st != RCOLL_OK) {
+            rcoll_list_del(&op->link);
+        }
+    }
+    if (st != RCOLL_OK) {
+        op_fail(op, st, "could not advertise the send buffer (RTS)");
+    }
+}
+
+static void get_done(rcoll_tl_completion_t *comp, rcoll_status_t st)
+{
+    rcoll_p2p_op_t *op = rcoll_container_of(comp, rcoll_p2p_op_t, put_comp);
+    rcoll_task_t *task = op->task;
+
+    task->inflight_tl--;
+    if (task->zombie) {
+        if (task->inflight_tl == 0) {
+            rcoll_task_release(task);
+        }
+        return;
+    }
+    if (op->state == RCOLL_P2P_DONE) {
+        return;                 /* cancelled after abort_peer: nothing landed since */
+    }
+    if (op->state == RCOLL_P2P_GETTING_VOID) {
+        op_fail(op, RCOLL_ERR_TIMEOUT, "the sender withdrew its message (its collective failed "
+                "or timed out) while it was being read: the data does not count");
+        return;
+    }
+    if (st != RCOLL_OK) {
+        send_ctl(op, RCOLL_MSG_DECLINE, op->len);
+        op_fail(op, st, "RDMA read failed");
+        return;
+    }
+    send_ctl(op, RCOLL_MSG_DONE, op->len);
+    op_complete(op, RCOLL_OK);
+}
+
+/* The receiver has the sender's RTS: check it and start reading. */
+static void start_get(rcoll_p2p_op_t *op, const rcoll_wire_hdr_t *rts, const void *rkey)
+{
+    if (rts->sig != op->task->sig && rts->sig != 0 && op->task->sig != 0) {
+        send_ctl(op, RCOLL_MSG_DECLINE, op->len);  /* carries our signature: the sender fails too */
+        (void)sig_mismatch(op, rts);
+        return;
+    }
+    if (rts->len != op->len) {
+        char why[128];
+        snprintf(why, sizeof(why), "the sender advertised %llu bytes (RTS), this rank receives %zu",
+                 (unsigned long long)rts->len, op->len);
+        send_ctl(op, RCOLL_MSG_DONE, op->len);     /* refuses: our length, nothing read */
+        op_fail(op, rts->len > op->len ? RCOLL_ERR_TRUNCATED : RCOLL_ERR_PROTOCOL, why);
+        return;
+    }
+    op->state = RCOLL_P2P_GETTING;
+    op->put_comp.cb = get_done;
+    op->task->inflight_tl++;
+    rcoll_status_t st = op->tl_ops->get(op->tl, op->wpeer, op->buf, op->len, rts->addr, rkey,
+                                        rts->rkey_len, &op->put_comp);
+    if (st != RCOLL_OK) {
+        op->task->inflight_tl--;
+        send_ctl(op, RCOLL_MSG_DECLINE, op->len);
+        op_fail(op, st, "could not start the RDMA read");
+    }
+}
+
+/* Receive: read at once if the RTS is here, fail if it was withdrawn, else wait. */
+static void post_get_recv(rcoll_p2p_op_t *op)
+{
+    rcoll_context_t *ctx = op->task->ctx;
+    unexpected_t *u = find_unexpected(ctx, op, RCOLL_MSG_RTS);
+    if (u != NULL) {
+        start_get(op, &u->hdr, u->body);
+        drop_unexpected(ctx, u);
+        return;
+    }
+    u = find_unexpected(ctx, op, RCOLL_MSG_WITHDRAW);
+    if (u != NULL) {
+        drop_unexpected(ctx, u);
+        op_fail(op, RCOLL_ERR_TIMEOUT, "the sender withdrew its message (its collective failed "
+                "or timed out)");
+        return;
+    }
+    op->state = RCOLL_P2P_WAIT_RTS;
+    rcoll_list_add_tail(&ctx->posted_recvs, &op->link);
+}
+
 rcoll_status_t rcoll_task_send(rcoll_task_t *task, int peer, uint32_t step, const void *buf, size_t len)
 {
     rcoll_context_t *ctx = task->ctx;
@@ -268,6 +414,10 @@ rcoll_status_t rcoll_task_send(rcoll_task_t *task, int peer, uint32_t step, cons
         st = send_msg(ctx, op->wpeer, &h, buf, len);
         op_complete(op, st);
         return st;
+    }
+    if (op->rndv == RCOLL_P2P_RNDV_GET) {
+        send_rts(op);
+        return RCOLL_OK;
     }
     unexpected_t *u = find_unexpected(ctx, op, RCOLL_MSG_RTR);
     if (u != NULL) {
@@ -315,6 +465,10 @@ rcoll_status_t rcoll_task_recv(rcoll_task_t *task, int peer, uint32_t step, void
     if (!op->rndv) {
         op->state = RCOLL_P2P_POSTED;
         rcoll_list_add_tail(&ctx->posted_recvs, &op->link);
+        return RCOLL_OK;
+    }
+    if (op->rndv == RCOLL_P2P_RNDV_GET) {
+        post_get_recv(op);
         return RCOLL_OK;
     }
 
@@ -408,7 +562,123 @@ static void on_rtr(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h,
         return;
     }
     rcoll_list_del(&op->link);
+    if (op->state != RCOLL_P2P_WAIT_RTR) {
+        op_fail(op, RCOLL_ERR_PROTOCOL, "the receiver sent an RTR (rendezvous by put), this rank "
+                "advertised its buffer for get (RTS): the ranks use different transports");
+        return;
+    }
     start_put(op, h, body);
+}
+
+/* ---- rendezvous by get: the messages ---- */
+
+static void on_rts(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h,
+                   const void *body, size_t body_len)
+{
+    rcoll_p2p_op_t *op = find_op(&ctx->posted_recvs, wpeer, h);
+    if (op == NULL) {
+        keep_unexpected(ctx, wpeer, h, body, body_len);
+        return;
+    }
+    rcoll_list_del(&op->link);
+    if (op->state != RCOLL_P2P_WAIT_RTS) {
+        char why[160];
+        snprintf(why, sizeof(why), "peer advertised %llu bytes for get (RTS), this rank expected "
+                 "%zu bytes %s", (unsigned long long)h->len, op->len, op->rndv ?
+                 "by put (RTR): the ranks use different transports" : "eagerly (mismatched counts "
+                 "or RCOLL_EAGER_LIMIT?)");
+        send_ctl(op, RCOLL_MSG_DONE, op->len);      /* refuses: the sender fails at once */
+        op_fail(op, h->len > op->len ? RCOLL_ERR_TRUNCATED : RCOLL_ERR_PROTOCOL, why);
+        return;
+    }
+    start_get(op, h, body);
+}
+
+/* The receiver read the source (len = ours) or refused it (len = its own). */
+static void on_done(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h)
+{
+    rcoll_p2p_op_t *op = find_op(&ctx->sends_wait_rtr, wpeer, h);
+    if (op == NULL || op->state != RCOLL_P2P_WAIT_DONE) {
+        rcoll_warn("dropping DONE from rank %d for comm 0x%llx seq %u step %u: no send is waiting "
+                   "for it", wpeer, (unsigned long long)h->comm_id, h->seq, h->step);
+        return;
+    }
+    rcoll_list_del(&op->link);
+    if (sig_mismatch(op, h)) {
+        return;
+    }
+    if (h->len != op->len) {
+        char why[128];
+        snprintf(why, sizeof(why), "the receiver expects %llu bytes and read nothing (mismatched "
+                 "counts?)", (unsigned long long)h->len);
+        op_fail(op, op->len > h->len ? RCOLL_ERR_TRUNCATED : RCOLL_ERR_PROTOCOL, why);
+        return;
+    }
+    op_complete(op, RCOLL_OK);       /* deregisters the source */
+}
+
+/* The receiver gave up before reading: fail the send now (or when it is posted). */
+static void on_decline(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h)
+{
+    rcoll_p2p_op_t *op = find_op(&ctx->sends_wait_rtr, wpeer, h);
+    if (op == NULL) {
+        keep_unexpected(ctx, wpeer, h, NULL, 0);
+        return;
+    }
+    if (op->state != RCOLL_P2P_WAIT_DONE) {
+        return;
+    }
+    rcoll_list_del(&op->link);
+    if (sig_mismatch(op, h)) {
+        return;
+    }
+    op_fail(op, RCOLL_ERR_TIMEOUT, "the receiver gave up on this message (its collective failed or "
+            "timed out) and read nothing");
+}
+
+/* The sender's send failed: its RTS is void.  A read in flight finishes but
+ * does not count; a receive not yet posted fails when it is. */
+static void on_withdraw(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h)
+{
+    rcoll_p2p_op_t *op = find_op(&ctx->posted_recvs, wpeer, h);
+    if (op != NULL && op->state == RCOLL_P2P_WAIT_RTS) {
+        rcoll_list_del(&op->link);
+        op_fail(op, RCOLL_ERR_TIMEOUT, "the sender withdrew its message (its collective failed "
+                "or timed out)");
+        return;
+    }
+    if (op != NULL) {
+        return;
+    }
+    rcoll_task_t *task = NULL;
+    rcoll_list_t *pos, *tmp;
+    rcoll_list_for_each_safe(pos, tmp, &ctx->active) {       /* a read in flight is in no list */
+        rcoll_task_t *t = rcoll_container_of(pos, rcoll_task_t, link);
+        if (t->seq == h->seq && t->comm->id == h->comm_id) {
+            task = t;
+            break;
+        }
+    }
+    for (int i = 0; task != NULL && i < task->nops; i++) {
+        rcoll_p2p_op_t *o = &rcoll_task_ops(task)[i];
+        if (o->state == RCOLL_P2P_GETTING && o->kind == RCOLL_P2P_RECV && op_matches(o, wpeer, h)) {
+            o->state = RCOLL_P2P_GETTING_VOID;
+            return;
+        }
+    }
+    unexpected_t *u = NULL;
+    rcoll_list_for_each_safe(pos, tmp, &ctx->unexpected) {
+        unexpected_t *c = rcoll_container_of(pos, unexpected_t, link);
+        if (c->hdr.type == RCOLL_MSG_RTS && c->wpeer == wpeer && c->hdr.seq == h->seq &&
+            c->hdr.step == h->step && c->hdr.comm_id == h->comm_id) {
+            u = c;
+            break;
+        }
+    }
+    if (u != NULL) {
+        drop_unexpected(ctx, u);
+    }
+    keep_unexpected(ctx, wpeer, h, NULL, 0);      /* fails the receive when it is posted */
 }
 
 static void on_fin(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h)
@@ -456,6 +726,10 @@ void rcoll_p2p_recv_cb(void *arg, int peer, const void *msg, size_t len)
     case RCOLL_MSG_EAGER: on_eager(ctx, peer, &h, body, body_len); break;
     case RCOLL_MSG_RTR:   on_rtr(ctx, peer, &h, body, body_len); break;
     case RCOLL_MSG_FIN:   on_fin(ctx, peer, &h); break;
+    case RCOLL_MSG_RTS:   on_rts(ctx, peer, &h, body, body_len); break;
+    case RCOLL_MSG_DONE:  on_done(ctx, peer, &h); break;
+    case RCOLL_MSG_DECLINE:  on_decline(ctx, peer, &h); break;
+    case RCOLL_MSG_WITHDRAW: on_withdraw(ctx, peer, &h); break;
     }
 }
 
@@ -483,15 +757,58 @@ void rcoll_p2p_peer_error_cb(void *arg, int peer, rcoll_status_t st, const char 
     fail_peer_ops(&ctx->sends_wait_rtr, peer, st, reason);
 }
 
+/* How long a failed receive waits for its read in flight before it closes
+ * the endpoint: RCOLL_TIMEOUT, at most this. */
+#define RCOLL_GET_DRAIN_MAX_S 10.0
+
+/* A receive whose read is in flight may not return before the read has
+ * finished or the endpoint is closed: wait for it (bounded), else abort. */
+static void drain_get(rcoll_p2p_op_t *op)
+{
+    if (op->state != RCOLL_P2P_GETTING && op->state != RCOLL_P2P_GETTING_VOID) {
+        return;
+    }
+    double t = op->task->ctx->config.timeout;
+    double bound = t > 0 && t < RCOLL_GET_DRAIN_MAX_S ? t : RCOLL_GET_DRAIN_MAX_S;
+    double end = rcoll_time_now() + bound;
+    while ((op->state == RCOLL_P2P_GETTING || op->state == RCOLL_P2P_GETTING_VOID) &&
+           rcoll_time_now() < end) {
+        op->tl_ops->progress(op->tl);
+    }
+    if (op->state == RCOLL_P2P_GETTING || op->state == RCOLL_P2P_GETTING_VOID) {
+        char why[160];
+        snprintf(why, sizeof(why), "a failed receive's read of %zu bytes is still in flight after "
+                 "%.1f s", op->len, bound);
+        op->tl_ops->abort_peer(op->tl, op->wpeer, why);
+        op_complete(op, RCOLL_ERR_TIMEOUT);      /* nothing lands now; get_done ignores it */
+    }
+}
+
 void rcoll_p2p_cancel_task(rcoll_task_t *task)
 {
+    /* First withdraw every op still waiting for a message, so that no read
+     * can start for this task; then wait for the reads in flight. */
     for (int i = 0; i < task->nops; i++) {
         rcoll_p2p_op_t *op = &rcoll_task_ops(task)[i];
-        if (op->state == RCOLL_P2P_POSTED || op->state == RCOLL_P2P_WAIT_RTR ||
-            op->state == RCOLL_P2P_WAIT_FIN) {
-            rcoll_list_del(&op->link);
-            op_complete(op, RCOLL_ERR_TIMEOUT);   /* deregisters a rendezvous buffer */
+        switch (op->state) {
+        case RCOLL_P2P_WAIT_DONE:
+            send_ctl(op, RCOLL_MSG_WITHDRAW, op->len);
+            break;
+        case RCOLL_P2P_WAIT_RTS:
+            send_ctl(op, RCOLL_MSG_DECLINE, op->len);
+            break;
+        case RCOLL_P2P_POSTED:
+        case RCOLL_P2P_WAIT_RTR:
+        case RCOLL_P2P_WAIT_FIN:
+            break;
+        default:
+            continue;
         }
+        rcoll_list_del(&op->link);
+        op_complete(op, RCOLL_ERR_TIMEOUT);   /* deregisters a rendezvous buffer */
+    }
+    for (int i = 0; i < task->nops; i++) {
+        drain_get(&rcoll_task_ops(task)[i]);
     }
 }
 
@@ -520,6 +837,10 @@ const char *rcoll_p2p_state_name(const rcoll_p2p_op_t *op)
     case RCOLL_P2P_WAIT_RTR: return "rendezvous: waiting for the receiver's ready-to-receive";
     case RCOLL_P2P_PUTTING:  return "rendezvous: RDMA write in flight";
     case RCOLL_P2P_WAIT_FIN: return "rendezvous: buffer advertised, waiting for the sender's data";
+    case RCOLL_P2P_WAIT_DONE: return "rendezvous by get: source advertised, waiting for the receiver to read it";
+    case RCOLL_P2P_WAIT_RTS: return "rendezvous by get: waiting for the sender's ready-to-send";
+    case RCOLL_P2P_GETTING:  return "rendezvous by get: RDMA read in flight";
+    case RCOLL_P2P_GETTING_VOID: return "rendezvous by get: RDMA read in flight, sender withdrew";
     case RCOLL_P2P_DONE:     return "done";
     }
     return "?";

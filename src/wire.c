@@ -36,6 +36,10 @@ const char *rcoll_msg_type_name(int type)
     case RCOLL_MSG_EAGER: return "EAGER";
     case RCOLL_MSG_RTR:   return "RTR";
     case RCOLL_MSG_FIN:   return "FIN";
+    case RCOLL_MSG_RTS:   return "RTS";
+    case RCOLL_MSG_DONE:  return "DONE";
+    case RCOLL_MSG_WITHDRAW: return "WITHDRAW";
+    case RCOLL_MSG_DECLINE:  return "DECLINE";
     default:              return "unknown";
     }
 }
@@ -73,14 +77,19 @@ rcoll_status_t rcoll_wire_decode(const void *msg, size_t msg_len, rcoll_wire_hdr
         }
         break;
     case RCOLL_MSG_RTR:
+    case RCOLL_MSG_RTS:
         if (h->rkey_len == 0 || h->rkey_len > RCOLL_TL_RKEY_MAX || h->rkey_len != rest) {
-            snprintf(err, errlen, "RTR with a %u-byte key carries %zu bytes", h->rkey_len, rest);
+            snprintf(err, errlen, "%s with a %u-byte key carries %zu bytes",
+                     rcoll_msg_type_name(h->type), h->rkey_len, rest);
             return RCOLL_ERR_PROTOCOL;
         }
         break;
     case RCOLL_MSG_FIN:
+    case RCOLL_MSG_DONE:
+    case RCOLL_MSG_WITHDRAW:
+    case RCOLL_MSG_DECLINE:
         if (rest != 0 || h->rkey_len != 0) {
-            snprintf(err, errlen, "FIN with %zu trailing bytes", rest);
+            snprintf(err, errlen, "%s with %zu trailing bytes", rcoll_msg_type_name(h->type), rest);
             return RCOLL_ERR_PROTOCOL;
         }
         break;

@@ -4,16 +4,17 @@
  * Fixed 48-byte little-endian layout, encoded and decoded field by field so
  * that no struct padding or host byte order leaks onto the wire:
  *   off size field
- *     0    1 type      EAGER | RTR | FIN
+ *     0    1 type      EAGER | RTR | FIN | RTS | DONE | WITHDRAW | DECLINE
  *     1    1 version   RCOLL_WIRE_VERSION
- *     2    2 rkey_len  RTR: bytes of packed remote key after the header
+ *     2    2 rkey_len  RTR, RTS: bytes of packed remote key after the header
  *     4    4 seq       collective sequence number on the communicator
  *     8    8 comm_id   communicator id
  *    16    4 step      message tag within the collective
  *    20    4 src       sender's rank in the communicator (for diagnostics)
- *    24    8 len       EAGER: payload bytes after the header; RTR: bytes of
- *                      the advertised region; FIN: bytes written
- *    32    8 addr      RTR: address of the advertised region
+ *    24    8 len       EAGER: payload bytes after the header; RTR, RTS: bytes
+ *                      of the advertised region; FIN: bytes written; DONE:
+ *                      bytes read (or the receiver's length, refusing)
+ *    32    8 addr      RTR, RTS: address of the advertised region
  *    40    4 sig       signature of the collective call (type, count,
  *                      datatype, op, root; task.c), 0 for the core's own
  *                      protocols: a receiver whose call has another one
@@ -33,7 +34,13 @@
 typedef enum {
     RCOLL_MSG_EAGER = 1,   /* header + payload */
     RCOLL_MSG_RTR   = 2,   /* ready to receive: header + packed rkey */
-    RCOLL_MSG_FIN   = 3    /* the rendezvous write is complete */
+    RCOLL_MSG_FIN   = 3,   /* the rendezvous write is complete */
+    /* Rendezvous by get (transports without revocable write keys, p2p.c): */
+    RCOLL_MSG_RTS      = 4,   /* ready to send: header (len, addr of the source) + packed read key */
+    RCOLL_MSG_DONE     = 5,   /* receiver to sender: it has read len bytes; a len other than
+                                 the sender's: it refuses (its own length), read nothing */
+    RCOLL_MSG_WITHDRAW = 6,   /* sender to receiver: its send failed, the RTS is void */
+    RCOLL_MSG_DECLINE  = 7    /* receiver to sender: its receive failed, it will not read */
 } rcoll_msg_type_t;
 
 typedef struct rcoll_wire_hdr {

@@ -24,18 +24,33 @@
  *    progress().  Messages between two peers may arrive in any order.
  *  - Incoming messages are handed to callbacks->recv(), from inside
  *    progress() only, as one contiguous buffer valid during the call.
- *  - mem_reg() registers [addr, addr+len) for the given access; pack_rkey()
- *    serialises a key that lets the peer put() into exactly that region.
- *    mem_dereg() revokes it: after it returns, no remote write can land.
- *  - put() writes len bytes from laddr into the peer's registered region at
- *    raddr.  The source needs no registration by the caller (the backend
- *    registers or caches as it needs).  comp->cb is called from progress()
- *    once the data is visible at the target: a message sent after that is
- *    processed by the target only after the data is in place.
+ *  - mem_reg() registers [addr, addr+len) for the given access and grants
+ *    no more than it: pack_rkey() serialises a key that lets the peer put()
+ *    into (REMOTE_WRITE) or get() from (REMOTE_READ) exactly that region.
+ *    mem_dereg() revokes it: after it returns, no remote write can land.  A
+ *    backend that cannot revoke a key it handed out (UCX over tcp, cma,
+ *    posix: docs/protocols.md) refuses REMOTE_WRITE with
+ *    RCOLL_ERR_NOT_SUPPORTED and does not claim RCOLL_TL_CAP_PUT; after its
+ *    mem_dereg a peer may still read the region, never write it.
+ *  - put() (RCOLL_TL_CAP_PUT) writes len bytes from laddr into the peer's
+ *    registered region at raddr.  The source needs no registration by the
+ *    caller (the backend registers or caches as it needs).  comp->cb is
+ *    called from progress() once the data is visible at the target: a
+ *    message sent after that is processed by the target only after the data
+ *    is in place.
+ *  - get() (RCOLL_TL_CAP_GET) reads len bytes of the peer's registered region
+ *    at raddr into laddr (no registration by the caller).  The backend writes
+ *    [laddr, laddr+len) only between get() and the completion: comp->cb is
+ *    called from progress(), exactly once, when the data is in place (or the
+ *    read failed), and nothing of this get lands after it.  abort_peer()
+ *    ends every get to a peer at once: after it returns nothing more of them
+ *    lands (their completions still run, with an error, from progress()),
+ *    and the peer is reported failed (peer_error) from the next progress().
+ *    So the caller that owns laddr decides when writes into it stop.
  *  - progress() polls once and returns the number of events handled (0 when
  *    idle: the core then backs off).
  *  - When a peer becomes unreachable the backend calls callbacks->peer_error()
- *    and completes that peer's outstanding puts with an error; it never
+ *    and completes that peer's outstanding puts and gets with an error; it never
  *    aborts the process.
  *  - Every function that fails logs why (peer, device, status string) before
  *    returning an error.
@@ -59,8 +74,9 @@ enum {
 };
 
 enum {
-    RCOLL_TL_CAP_PUT        = 1u << 0,   /* put() is implemented */
-    RCOLL_TL_CAP_WRITE_IMM  = 1u << 1    /* RDMA WRITE with immediate is used */
+    RCOLL_TL_CAP_PUT        = 1u << 0,   /* put() is implemented; mem_dereg revokes writes */
+    RCOLL_TL_CAP_WRITE_IMM  = 1u << 1,   /* RDMA WRITE with immediate is used */
+    RCOLL_TL_CAP_GET        = 1u << 2    /* get() and abort_peer() are implemented */
 };
 
 /* Largest packed remote key any backend produces. */
@@ -91,7 +107,7 @@ typedef struct rcoll_tl_probe {
     char reason[160];                  /* the device ("siw0:1 iWARP") or why none */
 } rcoll_tl_probe_t;
 
-/* Completion of a put: embed it in the caller's object. */
+/* Completion of a put or a get: embed it in the caller's object. */
 typedef struct rcoll_tl_completion rcoll_tl_completion_t;
 struct rcoll_tl_completion {
     void (*cb)(rcoll_tl_completion_t *self, rcoll_status_t status);
@@ -112,6 +128,9 @@ typedef struct rcoll_tl_ops {
     void           (*mem_dereg)(rcoll_tl_t *tl, rcoll_tl_mr_t *mr);
     rcoll_status_t (*put)(rcoll_tl_t *tl, int peer, const void *laddr, size_t len, uint64_t raddr,
                           const void *rkey, size_t rkey_len, rcoll_tl_completion_t *comp);
+    rcoll_status_t (*get)(rcoll_tl_t *tl, int peer, void *laddr, size_t len, uint64_t raddr,
+                          const void *rkey, size_t rkey_len, rcoll_tl_completion_t *comp);
+    void           (*abort_peer)(rcoll_tl_t *tl, int peer, const char *why);
     int            (*progress)(rcoll_tl_t *tl);
     /* Capabilities (RCOLL_TL_CAP_*) and the largest hdr+payload send() takes. */
     unsigned       (*caps)(rcoll_tl_t *tl);

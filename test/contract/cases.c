@@ -44,7 +44,7 @@ static int both_got_all(void *arg)
 
 /* Open ranks 0 and 1, connect them, and exchange one ping so that backends
  * that wire up lazily have finished. */
-static int pair_up(const ct_run_t *run, ct_ep_t *a, ct_ep_t *b)
+int ct_pair_up(const ct_run_t *run, ct_ep_t *a, ct_ep_t *b)
 {
     if (ct_open(run, a, 0) || ct_open(run, b, 1) || ct_connect_pair(a, b)) {
         return 1;
@@ -59,7 +59,7 @@ static int pair_up(const ct_run_t *run, ct_ep_t *a, ct_ep_t *b)
     return 0;
 }
 
-static void pair_down(ct_ep_t *a, ct_ep_t *b)
+void ct_pair_down(ct_ep_t *a, ct_ep_t *b)
 {
     ct_close(a);
     ct_close(b);
@@ -72,7 +72,7 @@ int ct_case_send_recv(const ct_run_t *run)
 {
     enum { N = 256 };
     ct_ep_t a, b;
-    int rc = pair_up(run, &a, &b);
+    int rc = ct_pair_up(run, &a, &b);
     size_t max = run->ops->max_msg_size(a.tl) - 16;
     const size_t sizes[] = { 0, 1, 7, 64, 1000, 4096, 65536, max };
     for (uint32_t s = 0; s < N && rc == 0; s++) {
@@ -89,7 +89,7 @@ int ct_case_send_recv(const ct_run_t *run)
     if (rc == 0 && (a.bad || b.bad)) {
         rc = ct_fail("%s", a.bad ? a.why : b.why);
     }
-    pair_down(&a, &b);
+    ct_pair_down(&a, &b);
     return rc;
 }
 
@@ -101,7 +101,10 @@ int ct_case_put_then_send(const ct_run_t *run)
     enum { R = 65536, ROUNDS = 32 };
     const size_t lens[] = { 1, 8, 100, 4096, R, 3, R - 1, 1000 };
     ct_ep_t a, b;
-    int rc = pair_up(run, &a, &b);
+    if (!ct_has_cap(run, RCOLL_TL_CAP_PUT)) {
+        return CT_SKIP;
+    }
+    int rc = ct_pair_up(run, &a, &b);
     uint8_t *region = calloc(1, R), *src = malloc(R), key[RCOLL_TL_RKEY_MAX];
     size_t klen = sizeof(key);
     rcoll_tl_mr_t *mr = NULL;
@@ -149,7 +152,7 @@ int ct_case_put_then_send(const ct_run_t *run)
     if (mr != NULL) {
         run->ops->mem_dereg(b.tl, mr);
     }
-    pair_down(&a, &b);
+    ct_pair_down(&a, &b);
     free(region);
     free(src);
     return rc;
@@ -197,7 +200,10 @@ int ct_case_put_range(const ct_run_t *run)
         { "a length that wraps the address space", 8, SIZE_MAX - 4, 0 },
     };
     ct_ep_t a, b;
-    int rc = pair_up(run, &a, &b);
+    if (!ct_has_cap(run, RCOLL_TL_CAP_PUT)) {
+        return CT_SKIP;
+    }
+    int rc = ct_pair_up(run, &a, &b);
     uint8_t *buf = malloc(3 * R), *src = malloc(2 * R), *expect = malloc(R), key[RCOLL_TL_RKEY_MAX];
     uint8_t *region = buf + R;
     size_t klen = sizeof(key);
@@ -244,7 +250,7 @@ int ct_case_put_range(const ct_run_t *run)
     if (mr != NULL) {
         run->ops->mem_dereg(b.tl, mr);
     }
-    pair_down(&a, &b);
+    ct_pair_down(&a, &b);
     free(buf);
     free(src);
     free(expect);
@@ -252,17 +258,30 @@ int ct_case_put_range(const ct_run_t *run)
 }
 
 /* After mem_dereg() returns, no remote write lands: a put with the revoked
- * key is refused and the memory (still allocated) keeps its contents. */
+ * key is refused and the memory (still allocated) keeps its contents.  A
+ * backend that cannot revoke (no RCOLL_TL_CAP_PUT) grants no remote write
+ * at all: its mem_reg refuses REMOTE_WRITE. */
 int ct_case_dereg_revokes(const ct_run_t *run)
 {
     enum { R = 4096 };
     ct_ep_t a, b;
-    int rc = pair_up(run, &a, &b);
+    int rc = ct_pair_up(run, &a, &b);
     uint8_t *buf = malloc(R), src[64], key[RCOLL_TL_RKEY_MAX];
     size_t klen = sizeof(key);
     rcoll_tl_mr_t *mr = NULL;
     memset(buf, 0x11, R);
     memset(src, 0x22, sizeof(src));
+    if (rc == 0 && !ct_has_cap(run, RCOLL_TL_CAP_PUT)) {
+        rcoll_status_t st = run->ops->mem_reg(b.tl, buf, R, RCOLL_TL_ACCESS_REMOTE_WRITE, &mr);
+        if (st == RCOLL_OK) {
+            run->ops->mem_dereg(b.tl, mr);
+            rc = ct_fail("the backend cannot revoke keys (no RCOLL_TL_CAP_PUT) but mem_reg() "
+                         "granted remote write");
+        }
+        ct_pair_down(&a, &b);
+        free(buf);
+        return rc;
+    }
     if (rc == 0 && (run->ops->mem_reg(b.tl, buf, R, RCOLL_TL_ACCESS_REMOTE_WRITE, &mr) != RCOLL_OK ||
                     run->ops->pack_rkey(b.tl, mr, key, &klen) != RCOLL_OK)) {
         rc = ct_fail("mem_reg() or pack_rkey() failed");
@@ -281,7 +300,7 @@ int ct_case_dereg_revokes(const ct_run_t *run)
                          refused ? "refused" : "accepted", landed ? "landed" : "did not land");
         }
     }
-    pair_down(&a, &b);
+    ct_pair_down(&a, &b);
     free(buf);
     return rc;
 }
@@ -331,7 +350,7 @@ int ct_case_two_threads(const ct_run_t *run)
     atomic_int finished = 0;
     thread_arg_t ta = { &a, 1, &finished, 0 }, tb = { &b, 0, &finished, 0 };
     pthread_t th[2];
-    int rc = pair_up(run, &a, &b);
+    int rc = ct_pair_up(run, &a, &b);
     if (rc == 0) {
         if (pthread_create(&th[0], NULL, thread_main, &ta) != 0) {
             rc = ct_fail("pthread_create failed");
@@ -345,6 +364,6 @@ int ct_case_two_threads(const ct_run_t *run)
             rc = ta.rc || tb.rc;
         }
     }
-    pair_down(&a, &b);
+    ct_pair_down(&a, &b);
     return rc;
 }

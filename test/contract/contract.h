@@ -69,12 +69,24 @@ uint8_t ct_pattern(uint32_t seq, size_t i);
 void ct_put_init(ct_put_t *p);
 double ct_now(void);
 
-/* The cases (cases.c, dead_peer.c): 0 passed, 1 failed (ct_fail says why). */
+/* Open ranks 0 and 1 of run's backend, connect them and exchange a ping
+ * (0: done); close both. */
+int  ct_pair_up(const ct_run_t *run, ct_ep_t *a, ct_ep_t *b);
+void ct_pair_down(ct_ep_t *a, ct_ep_t *b);
+/* Whether the backend claims capability cap (RCOLL_TL_CAP_*), asked of a
+ * throw-away instance. */
+int  ct_has_cap(const ct_run_t *run, unsigned cap);
+
+/* The cases (cases.c, get_cases.c, dead_peer.c): 0 passed, 1 failed (ct_fail
+ * says why), CT_SKIP: the backend does not offer what the case is about. */
+#define CT_SKIP 2
 int ct_case_send_recv(const ct_run_t *run);
 int ct_case_put_then_send(const ct_run_t *run);
 int ct_case_put_range(const ct_run_t *run);
 int ct_case_dereg_revokes(const ct_run_t *run);
 int ct_case_dead_peer(const ct_run_t *run);
+int ct_case_get_range(const ct_run_t *run);
+int ct_case_late_get(const ct_run_t *run);
 int ct_case_two_threads(const ct_run_t *run);
 
 #endif

@@ -146,6 +146,17 @@ int ct_open(const ct_run_t *run, ct_ep_t *ep, int rank)
     return 0;
 }
 
+int ct_has_cap(const ct_run_t *run, unsigned cap)
+{
+    ct_ep_t ep;
+    if (ct_open(run, &ep, 0) != 0) {
+        return 0;
+    }
+    unsigned caps = run->ops->caps(ep.tl);
+    ct_close(&ep);
+    return (caps & cap) != 0;
+}
+
 void ct_close(ct_ep_t *ep)
 {
     if (ep->tl != NULL) {

@@ -12,7 +12,8 @@
 #   ucx-rxe   UCX over a Soft-RoCE device (soft-RDMA guest only): UCX_TLS=rc_verbs,ud_verbs
 # RUN:CASE,CASE... runs only those cases (tl_contract --list names them), e.g.
 # ucx-rxe:put_range,dead_peer.
-# Each run prints its cases (PASS, FAIL, XFAIL with the owning issue, XPASS = failed);
+# Each run prints its cases (PASS, FAIL, XFAIL with the owning issue, XPASS = failed,
+# SKIP = a capability the backend does not claim);
 # the last line adds them up: "N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."

@@ -4,7 +4,7 @@
 #
 #   test/integration/run.sh [--launcher rcollrun|mpirun|srun] [--ranks "1 2 3 4 5 8"]
 #                           [--quick] [--label NAME]
-#                           [--only "coll comm group nb timeout mismatch wedge where oob"]
+#                           [--only "coll comm group nb timeout mismatch late wedge where oob"]
 #                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
 #                           [--nodes "SPEC..."] [--srun-nodes "SPEC..."]
 #
@@ -17,6 +17,9 @@
 #   --only      which programs: coll (coll_check), comm (comm_check),
 #               group (group_check), nb (nb_check), node (node_check:
 #               rcoll_comm_split_node), timeout (timeout_check, for N >= 2),
+#               late (late_write_check, for N = 2 and 3: no late write lands
+#               after a receive timed out; over UCX once per UCX_TLS of
+#               posix, cma,tcp and tcp unless UCX_TLS is set),
 #               mismatch (mismatch_check, then mismatch_check --no-shm, for
 #               N >= 2), wedge (wedge_check, for N >= 2: its 512 MiB queued
 #               case only at N = 2), where (where_check, for N = 2 and N >= 8),
@@ -53,13 +56,13 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout mismatch wedge where oob"
+only="coll comm group nb node timeout mismatch late wedge where oob"
 coll_args=()
 limit_override=""
 
 nodes=""
 srun_nodes=""
-usage() { sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,49p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -220,7 +223,24 @@ run_set() {
         run_one where_check "$n" 120 "$here/where_check"
         [ "$launcher" = rcollrun ] && where_summary "$n"
     fi
+    if wants late && { [ "$n" = 2 ] || [ "$n" = 3 ]; }; then
+        late_checks "$n"
+    fi
     return 0
+}
+
+# late_checks N: late_write_check over each UCX shared-memory and network
+# transport (the protocol differs by what the transport can revoke), or once
+# under the transport and UCX_TLS the caller chose.
+late_checks() {
+    local n=$1 tls
+    if [ -n "${UCX_TLS:-}" ] || [ "${RCOLL_TRANSPORT:-auto}" = verbs ]; then
+        run_one late_write_check "$n" 120 "$here/late_write_check"
+        return
+    fi
+    for tls in posix cma,tcp tcp; do
+        UCX_TLS=$tls run_one "late_write_check UCX_TLS=$tls" "$n" 120 "$here/late_write_check"
+    done
 }
 
 # ucx_lanes N: under node_arg, UCX must join ranks of different nodes over

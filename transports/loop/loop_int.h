@@ -71,7 +71,7 @@ typedef struct {
     uint64_t len;
 } loop_rkey_t;
 
-/* A put that has finished, waiting for progress() to report it. */
+/* A put or get that has finished, waiting for progress() to report it. */
 typedef struct loop_done {
     struct loop_done      *next;
     rcoll_tl_completion_t *comp;
@@ -111,6 +111,10 @@ void           rcoll__loop_mem_dereg(rcoll_tl_t *tl, rcoll_tl_mr_t *mr);
 rcoll_status_t rcoll__loop_put(rcoll_tl_t *tl, int peer, const void *laddr, size_t len,
                                uint64_t raddr, const void *rkey, size_t rkey_len,
                                rcoll_tl_completion_t *comp);
+rcoll_status_t rcoll__loop_get(rcoll_tl_t *tl, int peer, void *laddr, size_t len,
+                               uint64_t raddr, const void *rkey, size_t rkey_len,
+                               rcoll_tl_completion_t *comp);
+void           rcoll__loop_abort_peer(rcoll_tl_t *tl, int peer, const char *why);
 void           rcoll__loop_mr_free_all(struct rcoll_tl_mr *list);
 
 #endif

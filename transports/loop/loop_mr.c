@@ -7,8 +7,9 @@
  * peer it is aimed at and the range against the advertised one, then, under
  * the target port's mutex, finds the live registration, checks its access and
  * copies: so once mem_dereg() (which takes the same mutex) returns, no write
- * can land.  The copy is complete when put() returns; its completion is
- * reported from the next progress().
+ * can land.  get() is the same copy the other way, from a registration that
+ * grants remote read.  The copy is complete when put() or get() returns; the
+ * completion is reported from the next progress().
  */
 #include <stdlib.h>
 #include <string.h>
@@ -80,44 +81,63 @@ void rcoll__loop_mr_free_all(struct rcoll_tl_mr *mr)
     }
 }
 
-/* Under the port's lock: copy into the live registration the key names. */
-static rcoll_status_t copy_in(loop_port_t *port, int peer, const loop_rkey_t *k, uint64_t raddr,
-                              const void *laddr, size_t len)
+/* Under the port's lock: the live registration the key names, granting
+ * `access`; NULL (logged) if there is none. */
+static struct rcoll_tl_mr *find_mr(loop_port_t *port, int peer, const loop_rkey_t *k,
+                                   unsigned access, size_t len, const char *what)
 {
-    if (port->dead) {
-        rcoll_error("loop: RDMA write of %zu bytes to rank %d failed: the peer closed its "
-                    "transport", len, peer);
-        return RCOLL_ERR_PEER_FAILED;
-    }
     struct rcoll_tl_mr *mr = port->mrs;
     while (mr != NULL && mr->id != k->id) {
         mr = mr->next;
     }
     if (mr == NULL) {
-        rcoll_error("loop: refusing a write of %zu bytes to rank %d: its key %llu was revoked "
-                    "(mem_dereg)", len, peer, (unsigned long long)k->id);
+        rcoll_error("loop: refusing a %s of %zu bytes with rank %d: its key %llu was revoked "
+                    "(mem_dereg)", what, len, peer, (unsigned long long)k->id);
+        return NULL;
+    }
+    if (!(mr->access & access) || (uint64_t)(uintptr_t)mr->addr != k->addr || mr->len != k->len) {
+        rcoll_error("loop: refusing a %s of %zu bytes with rank %d: key %llu %s", what, len, peer,
+                    (unsigned long long)k->id, (mr->access & access) ?
+                    "advertises a range it does not register" : "does not grant that access");
+        return NULL;
+    }
+    return mr;
+}
+
+/* Under the port's lock: copy between laddr and the live registration the
+ * key names (into it for a put, out of it for a get). */
+static rcoll_status_t copy_locked(loop_port_t *port, int peer, const loop_rkey_t *k, uint64_t raddr,
+                                  void *laddr, size_t len, int is_get)
+{
+    const char *what = is_get ? "read" : "write";
+    if (port->dead) {
+        rcoll_error("loop: RDMA %s of %zu bytes with rank %d failed: the peer closed its "
+                    "transport", what, len, peer);
+        return RCOLL_ERR_PEER_FAILED;
+    }
+    struct rcoll_tl_mr *mr = find_mr(port, peer, k, is_get ? RCOLL_TL_ACCESS_REMOTE_READ :
+                                     RCOLL_TL_ACCESS_REMOTE_WRITE, len, what);
+    if (mr == NULL) {
         return RCOLL_ERR_PROTOCOL;
     }
-    if (!(mr->access & RCOLL_TL_ACCESS_REMOTE_WRITE) ||
-        (uint64_t)(uintptr_t)mr->addr != k->addr || mr->len != k->len) {
-        rcoll_error("loop: refusing a write of %zu bytes to rank %d: key %llu %s", len, peer,
-                    (unsigned long long)k->id, (mr->access & RCOLL_TL_ACCESS_REMOTE_WRITE) ?
-                    "advertises a range it does not register" : "grants no remote write");
-        return RCOLL_ERR_PROTOCOL;
-    }
-    if (len) {
+    if (len && is_get) {
+        memcpy(laddr, mr->addr + (raddr - k->addr), len);
+    } else if (len) {
         memcpy(mr->addr + (raddr - k->addr), laddr, len);
     }
     return RCOLL_OK;
 }
 
-rcoll_status_t rcoll__loop_put(rcoll_tl_t *tl, int peer, const void *laddr, size_t len,
-                               uint64_t raddr, const void *rkey, size_t rkey_len,
-                               rcoll_tl_completion_t *comp)
+/* A put or a get: check the key and the range, copy under the target
+ * port's lock, queue the completion for progress(). */
+static rcoll_status_t transfer(rcoll_tl_t *tl, int peer, void *laddr, size_t len, uint64_t raddr,
+                               const void *rkey, size_t rkey_len, rcoll_tl_completion_t *comp,
+                               int is_get)
 {
     loop_rkey_t k;
+    const char *what = is_get ? "read" : "write";
     if (peer < 0 || peer >= tl->port->size || tl->peers[peer] == NULL) {
-        rcoll_error("loop: put to rank %d, which is not connected", peer);
+        rcoll_error("loop: %s with rank %d, which is not connected", what, peer);
         return RCOLL_ERR_INVALID_ARG;
     }
     loop_port_t *port = tl->peers[peer];
@@ -127,22 +147,23 @@ rcoll_status_t rcoll__loop_put(rcoll_tl_t *tl, int peer, const void *laddr, size
     }
     memcpy(&k, rkey, sizeof(k));
     if (k.magic != LOOP_MAGIC || k.port != (uint64_t)(uintptr_t)port || k.nonce != port->nonce) {
-        rcoll_error("loop: refusing a write to rank %d with a key that is not one of its keys", peer);
+        rcoll_error("loop: refusing a %s with rank %d with a key that is not one of its keys",
+                    what, peer);
         return RCOLL_ERR_PROTOCOL;
     }
     if (raddr < k.addr || len > k.len || raddr - k.addr > k.len - len) {
-        rcoll_error("loop: refusing a write of %zu bytes at 0x%llx to rank %d: outside the region "
-                    "it advertised (0x%llx, %llu bytes)", len, (unsigned long long)raddr, peer,
-                    (unsigned long long)k.addr, (unsigned long long)k.len);
+        rcoll_error("loop: refusing a %s of %zu bytes at 0x%llx with rank %d: outside the region "
+                    "it advertised (0x%llx, %llu bytes)", what, len, (unsigned long long)raddr,
+                    peer, (unsigned long long)k.addr, (unsigned long long)k.len);
         return RCOLL_ERR_PROTOCOL;
     }
     loop_done_t *d = malloc(sizeof(*d));
     if (d == NULL) {
-        rcoll_error("loop: out of memory for a put to rank %d", peer);
+        rcoll_error("loop: out of memory for a %s with rank %d", what, peer);
         return RCOLL_ERR_NO_MEMORY;
     }
     pthread_mutex_lock(&port->lock);
-    rcoll_status_t st = copy_in(port, peer, &k, raddr, laddr, len);
+    rcoll_status_t st = copy_locked(port, peer, &k, raddr, laddr, len, is_get);
     pthread_mutex_unlock(&port->lock);
     if (st != RCOLL_OK) {
         free(d);
@@ -157,4 +178,28 @@ rcoll_status_t rcoll__loop_put(rcoll_tl_t *tl, int peer, const void *laddr, size
     *tl->done_tail = d;
     tl->done_tail = &d->next;
     return RCOLL_OK;
+}
+
+rcoll_status_t rcoll__loop_put(rcoll_tl_t *tl, int peer, const void *laddr, size_t len,
+                               uint64_t raddr, const void *rkey, size_t rkey_len,
+                               rcoll_tl_completion_t *comp)
+{
+    return transfer(tl, peer, (void *)laddr, len, raddr, rkey, rkey_len, comp, 0);
+}
+
+rcoll_status_t rcoll__loop_get(rcoll_tl_t *tl, int peer, void *laddr, size_t len,
+                               uint64_t raddr, const void *rkey, size_t rkey_len,
+                               rcoll_tl_completion_t *comp)
+{
+    return transfer(tl, peer, laddr, len, raddr, rkey, rkey_len, comp, 1);
+}
+
+/* A get is over when get() returns (the copy is done under the lock), so
+ * there is nothing in flight to stop: the peer is only reported failed. */
+void rcoll__loop_abort_peer(rcoll_tl_t *tl, int peer, const char *why)
+{
+    if (peer >= 0 && peer < tl->port->size) {
+        rcoll_error("loop: giving up on rank %d: %s", peer, why);
+        rcoll__loop_peer_failed(tl, peer);
+    }
 }

@@ -210,7 +210,7 @@ static int loop_progress(rcoll_tl_t *tl)
 
 static unsigned loop_caps(rcoll_tl_t *tl)
 {
-    return RCOLL_TL_CAP_PUT;
+    return RCOLL_TL_CAP_PUT | RCOLL_TL_CAP_GET;
 }
 
 static size_t loop_max_msg_size(rcoll_tl_t *tl)
@@ -229,6 +229,8 @@ const rcoll_tl_ops_t rcoll_tl_loop_ops = {
     .pack_rkey = rcoll__loop_pack_rkey,
     .mem_dereg = rcoll__loop_mem_dereg,
     .put = rcoll__loop_put,
+    .get = rcoll__loop_get,
+    .abort_peer = rcoll__loop_abort_peer,
     .progress = loop_progress,
     .caps = loop_caps,
     .max_msg_size = loop_max_msg_size,

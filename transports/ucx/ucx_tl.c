@@ -6,11 +6,16 @@
  * UCP_AM_SEND_FLAG_EAGER from a pool of bounce buffers (so the caller's
  * buffer is free at once) and delivered to the core from the AM callback.
  *
- * RDMA: mem_reg maps the region with ucp_mem_map; the packed key carries
- * {address, length} of the region ahead of UCX's packed rkey so that put()
- * refuses any write outside what was advertised.  put() is ucp_put_nbx
- * followed by ucp_ep_flush_nbx; the completion fires when the flush does,
- * i.e. once the data is visible at the target.
+ * RDMA: UCX cannot revoke a remote key (tcp and cma have none to revoke; on
+ * InfiniBand ucp_mem_unmap only drops the registration cache's reference),
+ * so this backend grants no remote write: mem_reg refuses REMOTE_WRITE and
+ * maps with exactly the protection asked for, and the core's rendezvous
+ * pulls with get() instead (src/p2p.c, docs/protocols.md).  The packed key
+ * carries {address, length} of the region ahead of UCX's packed rkey so
+ * that get() refuses any read outside what was advertised.  get() is
+ * ucp_get_nbx; its completion is queued and reported from progress().
+ * abort_peer() force-closes the endpoint: UCX purges what is in flight on
+ * it, so the receiver alone decides when writes into its buffer stop.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +37,24 @@ typedef struct bounce {
     uint8_t          data[];
 } bounce_t;
 
+/* A finished get, waiting for progress() to report it. */
+typedef struct get_done {
+    struct get_done       *next;
+    struct get_ctx        *owner;      /* the get it is embedded in, or NULL (its own allocation) */
+    rcoll_tl_completion_t *comp;
+    rcoll_status_t         status;
+} get_done_t;
+
+/* A get in flight: in tl->gets until UCX completes it or abort_peer gives up on it. */
+typedef struct get_ctx {
+    struct get_ctx  *next, **pprev;
+    struct rcoll_tl *tl;
+    ucp_rkey_h       rkey;
+    int              peer;
+    int              orphaned;         /* abort_peer reported it; UCX's callback only frees it */
+    get_done_t       done;
+} get_ctx_t;
+
 struct rcoll_tl {
     ucp_context_h        ucp;
     ucp_worker_h         worker;
@@ -45,8 +68,11 @@ struct rcoll_tl {
     size_t               bounce_size;
     bounce_t            *free_bounce;
     void                *bounce_mem;
-    int                  inflight;        /* sends, puts and flushes not completed */
+    int                  inflight;        /* sends not completed */
     int                  closing;         /* peers going away now is expected */
+    int                  to_report;       /* some failed[] is 2: aborted, not yet reported */
+    get_ctx_t           *gets;            /* gets in flight */
+    get_done_t          *done_head, **done_tail;   /* finished gets to report */
 };
 
 struct rcoll_tl_mr {
@@ -59,13 +85,6 @@ typedef struct {
     uint64_t addr;
     uint64_t len;
 } ucx_rkey_hdr_t;
-
-typedef struct {
-    struct rcoll_tl       *tl;
-    ucp_rkey_h             rkey;
-    int                    peer;
-    rcoll_tl_completion_t *comp;
-} put_ctx_t;
 
 static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -114,6 +133,18 @@ static ucs_status_t am_cb(void *arg, const void *header, size_t header_length, v
     return UCS_OK;
 }
 
+/* Whether UCX_TLS lets UCX use posix or sysv (unset: it does); else UCX
+ * would warn that nothing takes MM_ERROR_HANDLING. */
+static int mm_in_tls(void)
+{
+    const char *tls = getenv("UCX_TLS");
+    if (tls == NULL || *tls == '\0' || *tls == '^') {
+        return 1;
+    }
+    return strstr(tls, "posix") != NULL || strstr(tls, "sysv") != NULL ||
+           strstr(tls, "sm") != NULL || strstr(tls, "all") != NULL;
+}
+
 static rcoll_status_t ucx_open(const rcoll_tl_params_t *p, rcoll_tl_t **out)
 {
     struct rcoll_tl *tl = calloc(1, sizeof(*tl));
@@ -124,6 +155,7 @@ static rcoll_status_t ucx_open(const rcoll_tl_params_t *p, rcoll_tl_t **out)
     tl->size = p->size;
     tl->node_of = p->node_of;
     tl->cb = p->cb;
+    tl->done_tail = &tl->done_head;
     tl->eps = calloc((size_t)p->size, sizeof(*tl->eps));
     tl->failed = calloc((size_t)p->size, sizeof(int));
     tl->bounce_size = UCX_TL_HDR + p->config->eager_limit + 64 + RCOLL_TL_RKEY_MAX;
@@ -149,6 +181,14 @@ static rcoll_status_t ucx_open(const rcoll_tl_params_t *p, rcoll_tl_t **out)
     if (s != UCS_OK) {
         rcoll_error("ucx: ucp_config_read failed: %s", ucs_status_string(s));
         goto err;
+    }
+    /* posix and sysv take part in peer-failure handling only when asked
+     * (UCX_POSIX_ERROR_HANDLING, UCX_SYSV_ERROR_HANDLING: n by default; the
+     * field is MM_ERROR_HANDLING for both); a value the user set wins. */
+    if (mm_in_tls() && getenv("UCX_POSIX_ERROR_HANDLING") == NULL &&
+        getenv("UCX_SYSV_ERROR_HANDLING") == NULL && ucp_config_modify(config, "MM_ERROR_HANDLING", "y") != UCS_OK) {
+        rcoll_warn("ucx: cannot turn on UCX_POSIX/SYSV_ERROR_HANDLING: same-node endpoints may "
+                   "use tcp");
     }
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME,
@@ -195,6 +235,14 @@ err:
     return RCOLL_ERR_TRANSPORT;
 }
 
+static void get_unlink(get_ctx_t *g)
+{
+    *g->pprev = g->next;
+    if (g->next != NULL) {
+        g->next->pprev = g->pprev;
+    }
+}
+
 static void wait_request(struct rcoll_tl *tl, ucs_status_ptr_t req)
 {
     if (req == NULL || UCS_PTR_IS_ERR(req)) {
@@ -215,6 +263,13 @@ static void ucx_close(rcoll_tl_t *tl)
     ucp_request_param_t none = { .op_attr_mask = 0 };
     wait_request(tl, ucp_worker_flush_nbx(tl->worker, &none));
     tl->closing = 1;
+    while (tl->gets != NULL) {      /* the core waits for its gets: none are left normally */
+        get_ctx_t *g = tl->gets;
+        get_unlink(g);
+        g->orphaned = 1;
+        g->next = NULL;
+        g->pprev = &g->next;
+    }
     for (int r = 0; r < tl->size; r++) {
         if (tl->eps[r] == NULL) {
             continue;
@@ -222,6 +277,11 @@ static void ucx_close(rcoll_tl_t *tl)
         ucp_request_param_t p = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                                   .flags = 0 };
         wait_request(tl, ucp_ep_close_nbx(tl->eps[r], &p));
+    }
+    while (tl->done_head != NULL) {     /* completions nobody will progress */
+        get_done_t *d = tl->done_head;
+        tl->done_head = d->next;
+        free(d->owner != NULL ? (void *)d->owner : (void *)d);
     }
     ucp_worker_release_address(tl->worker, tl->addr);
     ucp_worker_destroy(tl->worker);
@@ -240,20 +300,21 @@ static rcoll_status_t ucx_address(rcoll_tl_t *tl, const void **addr, size_t *len
 }
 
 /*
- * Peers on other nodes get UCX's peer-failure handling, so a dead peer fails
- * the collective at once.  UCX 1.13's shared-memory transports cannot offer
- * it (asking for it silently moves same-node traffic to TCP), so peers on
- * this node rely on RCOLL_TIMEOUT and on the launcher, which kills the job
- * when a rank dies.
+ * Every endpoint gets UCX's peer-failure handling (ucx_open turns it on for
+ * the shared-memory transports, which otherwise lack it and would send
+ * same-node traffic over tcp).  Beyond reporting a dead peer, it is what
+ * makes abort_peer() final: only endpoints with error handling track their
+ * requests, so only there does a forced close purge a get in flight; without
+ * it, the replies of a sw-emulated get still land after the close
+ * (test/contract late_get, measured with UCX 1.13.1).
  */
 static rcoll_status_t ucx_connect(rcoll_tl_t *tl, int peer, const void *addr, size_t len)
 {
-    int same_node = tl->node_of != NULL && tl->node_of[peer] == tl->node_of[tl->rank];
     ucp_ep_params_t p = {
         .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                       UCP_EP_PARAM_FIELD_ERR_HANDLER,
         .address = addr,
-        .err_mode = same_node ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER,
+        .err_mode = UCP_ERR_HANDLING_MODE_PEER,
         .err_handler = { .cb = ep_error_cb, .arg = tl },
     };
     ucs_status_t s = ucp_ep_create(tl->worker, &p, &tl->eps[peer]);
@@ -289,6 +350,10 @@ static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t
                                const void *data, size_t len)
 {
     size_t total = UCX_TL_HDR + hdr_len + len;
+    if (tl->eps[peer] == NULL) {
+        rcoll_error("ucx: send of %zu bytes to rank %d: its endpoint was closed", total, peer);
+        return RCOLL_ERR_PEER_FAILED;
+    }
     bounce_t *b = tl->free_bounce;
     if (b != NULL && total <= tl->bounce_size) {
         tl->free_bounce = b->next;
@@ -330,14 +395,26 @@ static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t
 static rcoll_status_t ucx_mem_reg(rcoll_tl_t *tl, void *addr, size_t len, unsigned access,
                                   rcoll_tl_mr_t **out)
 {
+    /* UCX cannot take back a key a peer has unpacked (tcp and cma have
+     * nothing to revoke, InfiniBand's registration cache outlives
+     * ucp_mem_unmap): granting remote write would let a late put land in
+     * whatever lives at the address next.  So no remote write at all. */
+    if (access & RCOLL_TL_ACCESS_REMOTE_WRITE) {
+        rcoll_error("ucx: refusing to register %zu bytes at %p for remote write: UCX cannot "
+                    "revoke the key (the core pulls with get instead)", len, addr);
+        return RCOLL_ERR_NOT_SUPPORTED;
+    }
     struct rcoll_tl_mr *mr = malloc(sizeof(*mr));
     if (mr == NULL) {
         return RCOLL_ERR_NO_MEMORY;
     }
     ucp_mem_map_params_t p = {
-        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                      UCP_MEM_MAP_PARAM_FIELD_PROT,
         .address = addr,
         .length = len,
+        .prot = UCP_MEM_MAP_PROT_LOCAL_READ | UCP_MEM_MAP_PROT_LOCAL_WRITE |
+                ((access & RCOLL_TL_ACCESS_REMOTE_READ) ? UCP_MEM_MAP_PROT_REMOTE_READ : 0),
     };
     ucs_status_t s = ucp_mem_map(tl->ucp, &p, &mr->memh);
     if (s != UCS_OK) {
@@ -382,86 +459,166 @@ static void ucx_mem_dereg(rcoll_tl_t *tl, rcoll_tl_mr_t *mr)
     free(mr);
 }
 
-static void flush_cb(void *request, ucs_status_t status, void *user_data)
+static void done_push(struct rcoll_tl *tl, get_done_t *d, rcoll_status_t status)
 {
-    put_ctx_t *pc = user_data;
-    struct rcoll_tl *tl = pc->tl;
-    tl->inflight--;
-    ucp_rkey_destroy(pc->rkey);
-    if (status != UCS_OK) {
-        rcoll_error("ucx: RDMA write to rank %d failed: %s", pc->peer, ucs_status_string(status));
-    }
-    pc->comp->cb(pc->comp, status == UCS_OK ? RCOLL_OK :
-                 tl->failed[pc->peer] ? RCOLL_ERR_PEER_FAILED : RCOLL_ERR_TRANSPORT);
-    free(pc);
-    if (request != NULL) {
-        ucp_request_free(request);
-    }
+    d->status = status;
+    d->next = NULL;
+    *tl->done_tail = d;
+    tl->done_tail = &d->next;
 }
 
-static rcoll_status_t ucx_put(rcoll_tl_t *tl, int peer, const void *laddr, size_t len, uint64_t raddr,
+/* The get is over (status): report it from the next progress(). */
+static void get_finish(get_ctx_t *g, rcoll_status_t status)
+{
+    get_unlink(g);
+    ucp_rkey_destroy(g->rkey);
+    g->rkey = NULL;
+    done_push(g->tl, &g->done, status);
+}
+
+static void get_cb(void *request, ucs_status_t status, void *user_data)
+{
+    get_ctx_t *g = user_data;
+    ucp_request_free(request);
+    if (g->orphaned) {          /* abort_peer already reported it */
+        ucp_rkey_destroy(g->rkey);
+        free(g);
+        return;
+    }
+    if (status != UCS_OK) {
+        rcoll_error("ucx: RDMA read from rank %d failed: %s", g->peer, ucs_status_string(status));
+    }
+    get_finish(g, status == UCS_OK ? RCOLL_OK :
+               g->tl->failed[g->peer] ? RCOLL_ERR_PEER_FAILED : RCOLL_ERR_TRANSPORT);
+}
+
+static rcoll_status_t ucx_get(rcoll_tl_t *tl, int peer, void *laddr, size_t len, uint64_t raddr,
                               const void *rkey_buf, size_t rkey_len, rcoll_tl_completion_t *comp)
 {
     ucx_rkey_hdr_t h;
+    if (tl->failed[peer] || tl->eps[peer] == NULL) {
+        rcoll_error("ucx: RDMA read of %zu bytes from rank %d: the peer has failed", len, peer);
+        return RCOLL_ERR_PEER_FAILED;
+    }
     if (rkey_len <= sizeof(h)) {
         rcoll_error("ucx: remote key from rank %d is %zu bytes: malformed", peer, rkey_len);
         return RCOLL_ERR_PROTOCOL;
     }
     memcpy(&h, rkey_buf, sizeof(h));
     if (raddr < h.addr || len > h.len || raddr - h.addr > h.len - len) {
-        rcoll_error("ucx: refusing a write of %zu bytes at 0x%llx to rank %d: outside the region "
+        rcoll_error("ucx: refusing a read of %zu bytes at 0x%llx from rank %d: outside the region "
                     "it advertised (0x%llx, %llu bytes)", len, (unsigned long long)raddr, peer,
                     (unsigned long long)h.addr, (unsigned long long)h.len);
         return RCOLL_ERR_PROTOCOL;
     }
-    put_ctx_t *pc = malloc(sizeof(*pc));
-    if (pc == NULL) {
+    get_ctx_t *g = calloc(1, sizeof(*g));
+    if (g == NULL) {
         return RCOLL_ERR_NO_MEMORY;
     }
-    ucs_status_t s = ucp_ep_rkey_unpack(tl->eps[peer], (const uint8_t *)rkey_buf + sizeof(h), &pc->rkey);
+    ucs_status_t s = ucp_ep_rkey_unpack(tl->eps[peer], (const uint8_t *)rkey_buf + sizeof(h), &g->rkey);
     if (s != UCS_OK) {
         rcoll_error("ucx: cannot unpack the remote key of rank %d: %s", peer, ucs_status_string(s));
-        free(pc);
+        free(g);
         return RCOLL_ERR_TRANSPORT;
     }
-    pc->tl = tl;
-    pc->peer = peer;
-    pc->comp = comp;
-    ucp_request_param_t none = { .op_attr_mask = 0 };
-    ucs_status_ptr_t req = ucp_put_nbx(tl->eps[peer], laddr, len, raddr, pc->rkey, &none);
+    g->tl = tl;
+    g->peer = peer;
+    g->done.owner = g;
+    g->done.comp = comp;
+    g->next = tl->gets;
+    g->pprev = &tl->gets;
+    if (tl->gets != NULL) {
+        tl->gets->pprev = &g->next;
+    }
+    tl->gets = g;
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.send = get_cb,
+        .user_data = g,
+    };
+    ucs_status_ptr_t req = ucp_get_nbx(tl->eps[peer], laddr, len, raddr, g->rkey, &p);
     if (UCS_PTR_IS_ERR(req)) {
-        rcoll_error("ucx: RDMA write of %zu bytes to rank %d failed: %s", len, peer,
+        rcoll_error("ucx: RDMA read of %zu bytes from rank %d failed: %s", len, peer,
                     ucs_status_string(UCS_PTR_STATUS(req)));
-        ucp_rkey_destroy(pc->rkey);
-        free(pc);
+        get_unlink(g);
+        ucp_rkey_destroy(g->rkey);
+        free(g);
         return tl->failed[peer] ? RCOLL_ERR_PEER_FAILED : RCOLL_ERR_TRANSPORT;
     }
-    if (req != NULL) {
-        ucp_request_free(req);     /* the flush below covers its completion */
-    }
-    ucp_request_param_t fp = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-        .cb.send = flush_cb,
-        .user_data = pc,
-    };
-    tl->inflight++;
-    req = ucp_ep_flush_nbx(tl->eps[peer], &fp);
     if (req == NULL) {
-        flush_cb(NULL, UCS_OK, pc);
-    } else if (UCS_PTR_IS_ERR(req)) {
-        flush_cb(NULL, UCS_PTR_STATUS(req), pc);
+        get_finish(g, RCOLL_OK);        /* done already: reported from progress() */
     }
     return RCOLL_OK;
 }
 
+/* Close the endpoint to peer at once: UCX purges what is in flight on it,
+ * so nothing more lands.  A get UCX has not completed by then is reported
+ * failed through a record of its own; its late callback, if any, frees it. */
+static void ucx_abort_peer(rcoll_tl_t *tl, int peer, const char *why)
+{
+    if (tl->eps[peer] == NULL) {
+        return;
+    }
+    rcoll_error("ucx: closing the endpoint to rank %d: %s", peer, why);
+    ucp_request_param_t p = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                              .flags = UCP_EP_CLOSE_FLAG_FORCE };
+    ucp_ep_h ep = tl->eps[peer];
+    tl->eps[peer] = NULL;
+    if (!tl->failed[peer]) {
+        tl->failed[peer] = 2;
+        tl->to_report = 1;
+    }
+    wait_request(tl, ucp_ep_close_nbx(ep, &p));
+    for (get_ctx_t *g = tl->gets, *next; g != NULL; g = next) {
+        next = g->next;
+        if (g->peer != peer) {
+            continue;
+        }
+        get_unlink(g);
+        g->next = NULL;
+        g->pprev = &g->next;
+        g->orphaned = 1;
+        get_done_t *d = malloc(sizeof(*d));
+        if (d == NULL) {
+            rcoll_error("ucx: out of memory reporting an aborted read from rank %d", peer);
+            continue;
+        }
+        d->owner = NULL;
+        d->comp = g->done.comp;
+        done_push(tl, d, RCOLL_ERR_PEER_FAILED);
+    }
+}
+
 static int ucx_progress(rcoll_tl_t *tl)
 {
-    return (int)ucp_worker_progress(tl->worker);
+    int n = (int)ucp_worker_progress(tl->worker);
+    get_done_t *d = tl->done_head;        /* a snapshot: callbacks may start more gets */
+    tl->done_head = NULL;
+    tl->done_tail = &tl->done_head;
+    while (d != NULL) {
+        get_done_t *next = d->next;
+        d->comp->cb(d->comp, d->status);
+        free(d->owner != NULL ? (void *)d->owner : (void *)d);
+        d = next;
+        n++;
+    }
+    if (tl->to_report) {
+        tl->to_report = 0;
+        for (int r = 0; r < tl->size; r++) {
+            if (tl->failed[r] == 2) {
+                tl->failed[r] = 1;
+                tl->cb.peer_error(tl->cb.arg, r, RCOLL_ERR_PEER_FAILED,
+                                  "ucx: this rank closed the endpoint (abort_peer)");
+                n++;
+            }
+        }
+    }
+    return n;
 }
 
 static unsigned ucx_caps(rcoll_tl_t *tl)
 {
-    return RCOLL_TL_CAP_PUT;
+    return RCOLL_TL_CAP_GET;
 }
 
 static size_t ucx_max_msg_size(rcoll_tl_t *tl)
@@ -479,7 +636,8 @@ const rcoll_tl_ops_t rcoll_tl_ucx_ops = {
     .mem_reg = ucx_mem_reg,
     .pack_rkey = ucx_pack_rkey,
     .mem_dereg = ucx_mem_dereg,
-    .put = ucx_put,
+    .get = ucx_get,
+    .abort_peer = ucx_abort_peer,
     .progress = ucx_progress,
     .caps = ucx_caps,
     .max_msg_size = ucx_max_msg_size,
