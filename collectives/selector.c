@@ -27,6 +27,7 @@ static const rcoll_model_t default_model = {
     .eager_limit  = 16384,
     .segment_size = 65536,   /* RCOLL_SEGMENT_SIZE default */
     .shm          = 1,
+    .shm_node     = 1,
 };
 
 const rcoll_model_t *rcoll_selector_model(void)
@@ -44,6 +45,7 @@ void rcoll_selector_model_for(const rcoll_context_t *ctx, rcoll_model_t *m)
     m->eager_limit = agreed ? agreed : cfg->eager_limit;
     m->segment_size = cfg->segment_size;
     m->shm = cfg->shm;
+    m->shm_node = cfg->shm;
 }
 
 const rcoll_alg_t *rcoll_select_by_cost(rcoll_coll_type_t coll, const rcoll_model_t *m,
@@ -220,18 +222,22 @@ static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes)
     rcoll_model_t m;
     int nranks = task->comm->size, ppn;
 
+    /* A node-aware (composed) algorithm is never given to the internal
+     * sub-communicators it runs its steps on, even when forced: they get
+     * the cheapest other one (else forcing node_aware would recurse). */
+    int sub = task->comm->sub_kind != 0;
     if (forced[0] != '\0') {
         alg = rcoll_alg_find(coll, forced);
         if (alg == NULL)
             log_unknown(coll, forced);
-        return alg;
-    }
-    if (cfg->tune_file[0] != '\0') {
+        if (alg == NULL || !sub || !(alg->flags & RCOLL_ALG_COMPOSED))
+            return alg;
+    } else if (cfg->tune_file[0] != '\0') {
         const rcoll_tune_t *t = tune_get(ctx, cfg->tune_file);
         if (t == NULL)
             return NULL;
         alg = rcoll_tune_lookup(t, coll, bytes, nranks);
-        if (alg != NULL)
+        if (alg != NULL && (!sub || !(alg->flags & RCOLL_ALG_COMPOSED)))
             return alg;
     }
     ppn = rcoll_selector_comm_ppn(task->comm);

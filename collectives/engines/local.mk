@@ -6,7 +6,8 @@ librcoll_coll_la_SOURCES += \
     collectives/engines/recursive.c \
     collectives/engines/ring.c \
     collectives/engines/binomial.c \
-    collectives/engines/shm_pipe.c
+    collectives/engines/shm_pipe.c \
+    collectives/engines/compose.c
 noinst_HEADERS += collectives/engines/engine.h collectives/engines/fold.h \
     collectives/engines/recursive.h collectives/engines/ring.h collectives/engines/binomial.h \
-    collectives/engines/shm_pipe.h
+    collectives/engines/shm_pipe.h collectives/engines/compose.h
