@@ -48,13 +48,16 @@ void rcoll_selector_model_for(const rcoll_context_t *ctx, rcoll_model_t *m)
     m->shm_node = cfg->shm;
 }
 
-const rcoll_alg_t *rcoll_select_by_cost(rcoll_coll_type_t coll, const rcoll_model_t *m,
-                                        size_t bytes, int nranks, int ppn)
+/* The cheapest, leaving out the composed algorithms if flat. */
+static const rcoll_alg_t *select_by_cost(rcoll_coll_type_t coll, const rcoll_model_t *m,
+                                         size_t bytes, int nranks, int ppn, int flat)
 {
     const rcoll_alg_t *const *a = rcoll_coll_algs(coll), *best = NULL;
     double best_t = 0;
 
     for (; a != NULL && *a != NULL; a++) {
+        if (flat && ((*a)->flags & RCOLL_ALG_COMPOSED))
+            continue;
         double t = (*a)->cost ? (*a)->cost(m, bytes, nranks, ppn) : 0;
         if (best == NULL || t < best_t) {
             best = *a;
@@ -62,6 +65,12 @@ const rcoll_alg_t *rcoll_select_by_cost(rcoll_coll_type_t coll, const rcoll_mode
         }
     }
     return best;
+}
+
+const rcoll_alg_t *rcoll_select_by_cost(rcoll_coll_type_t coll, const rcoll_model_t *m,
+                                        size_t bytes, int nranks, int ppn)
+{
+    return select_by_cost(coll, m, bytes, nranks, ppn, 0);
 }
 
 /* ---- the context's caches: ranks per node of the last communicator
@@ -250,7 +259,7 @@ static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes)
     /* shm only where the communicator's creation-time property allows it
      * (all members on one node, RCOLL_SHM=1): fixed for its lifetime. */
     m.shm = task->comm->shm_usable;
-    alg = rcoll_select_by_cost(coll, &m, bytes, nranks, ppn);
+    alg = select_by_cost(coll, &m, bytes, nranks, ppn, sub);
     if (alg == NULL)
         rcoll_error("%s: no algorithm available", rcoll_coll_name(coll));
     return alg;

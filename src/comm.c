@@ -22,16 +22,15 @@
  * The node-aware algorithms' sub-communicators (coll.h: node_comm,
  * rail_comm) are made by each member alone, with no message, so nobody
  * allots their ids: they are derived, a hash of (parent id, kind, node or
- * local index) with bit 62 set and bit 63 clear.  Allotted ids have bit 62
- * clear (world ranks below 2^30 - 1), so a derived id never equals one;
- * two derived ids collide with probability about 2^-62 per pair.
+ * local index) with the top bit set, like the keys of creations (which
+ * also serve as the ids of their link communicators, comm_group.c): never
+ * an allotted id, and two hashed ids collide with probability 2^-63.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "core.h"
 
 #define GROUP_KEY_BIT (1ULL << 63)
-#define DERIVED_BIT   (1ULL << 62)
 
 static uint64_t mix64(uint64_t x)
 {
@@ -53,14 +52,14 @@ uint64_t rcoll__comm_id_next(rcoll_context_t *ctx)
 
 int rcoll__comm_id_valid(uint64_t id)
 {
-    return (id >> 32) >= 1 && !(id & (GROUP_KEY_BIT | DERIVED_BIT));
+    return (id >> 32) >= 1 && !(id & GROUP_KEY_BIT);
 }
 
 /* The id of sub-communicator kind (RCOLL_SUB_*) number index of parent. */
 static uint64_t comm_id_derived(uint64_t parent_id, int kind, int index)
 {
     uint64_t h = mix64(parent_id ^ mix64(((uint64_t)(uint32_t)kind << 32) | (uint32_t)index));
-    return (h & ~(GROUP_KEY_BIT | DERIVED_BIT)) | DERIVED_BIT;
+    return h | GROUP_KEY_BIT;
 }
 
 /* A hash of (parent id, tag, the group in order), top bit set: distinct
