@@ -13,6 +13,7 @@
  *      once, each with 1/S of the data;
  *   3. node-local bcast of slice k from local rank k (together, an
  *      allgather).
+ * The steps of different slices overlap (post_ready).
  * Uneven nodes: ranks beyond the smallest node's count take part in 1 and
  * 3 only.  allreduce_node_leader.c is the same schedule with S = 1.
  * Every step's algorithm is the selector's choice for its sub-communicator
@@ -25,12 +26,12 @@
 #include "engines/compose.h"
 #include "allreduce_node.h"
 
-enum { PH_ENTER = 0, PH_REDUCE, PH_RAIL, PH_BCAST, PH_DRAIN };
+enum { PH_ENTER = 0, PH_RUN };
 
 typedef struct {
     rcoll_compose_t        c;
-    rcoll_compose_stream_t s;
-    int                    slices, next;
+    rcoll_compose_stream_t node, rail;
+    int                    slices, next;     /* node children posted: reduces, then bcasts */
 } ar_node_state_t;
 RCOLL_ALG_STATE_CHECK(ar_node_state_t);
 
@@ -51,21 +52,39 @@ static rcoll_coll_args_t slice_args(const rcoll_task_t *task, rcoll_coll_type_t 
     return c;
 }
 
-/* Post the node-local children of one pass (reduce or bcast of every
- * slice) as the window allows; RCOLL_OK once all have ended. */
-static rcoll_status_t node_pass(rcoll_task_t *task, ar_node_state_t *S, rcoll_coll_type_t type)
+/*
+ * The three passes overlap: every rank posts its node children in one
+ * order (reduce of slice 0..S-1, then bcast of slice 0..S-1), as the
+ * window allows; local rank k < S posts its rail allreduce as soon as the
+ * reduce of slice k has ended, and the bcast of slice k (of which it is the
+ * root) only once that allreduce has ended.  No cycle: a rail needs only
+ * reduces, which are all posted before any bcast.
+ */
+static void post_ready(rcoll_task_t *task, ar_node_state_t *S)
 {
+    rcoll_comm_t *comm = task->comm;
+    int me = comm->local_rank, s = S->slices;
     for (;;) {
-        rcoll_compose_reap(task, &S->c, &S->s);
-        if (S->next < S->slices && rcoll_compose_room(&S->c, &S->s)) {
-            rcoll_coll_args_t c = slice_args(task, type, S->slices, S->next++);
-            rcoll_compose_post(task, &S->c, &S->s, task->comm->node_comm, &c);
+        rcoll_compose_reap(task, &S->c, &S->node);
+        rcoll_compose_reap(task, &S->c, &S->rail);
+        if (me < s && S->rail.posted == 0 && S->node.ended > me &&
+            rcoll_compose_room(&S->c, &S->rail)) {
+            rcoll_coll_args_t c = slice_args(task, RCOLL_COLL_ALLREDUCE, s, me);
+            rcoll_compose_post(task, &S->c, &S->rail, comm->rail_comm, &c);
             continue;
         }
-        if (S->s.ended < S->s.posted) {
-            return RCOLL_INPROGRESS;
+        if (S->next < 2 * s && rcoll_compose_room(&S->c, &S->node)) {
+            int bcast = S->next >= s, k = bcast ? S->next - s : S->next;
+            if (bcast && k == me && (S->rail.posted == 0 || S->rail.ended < S->rail.posted)) {
+                return;          /* my slice is not back from the rail yet */
+            }
+            rcoll_coll_args_t c = slice_args(task, bcast ? RCOLL_COLL_BCAST : RCOLL_COLL_REDUCE,
+                                             s, k);
+            rcoll_compose_post(task, &S->c, &S->node, comm->node_comm, &c);
+            S->next++;
+            continue;
         }
-        return S->c.error != RCOLL_OK || S->next >= S->slices ? RCOLL_OK : RCOLL_INPROGRESS;
+        return;
     }
 }
 
@@ -84,38 +103,19 @@ rcoll_status_t rcoll__allreduce_node_progress(rcoll_task_t *task, int max_slices
         if ((size_t)S->slices > task->args.count) {
             S->slices = (int)task->args.count;
         }
-        rcoll_compose_stream_init(&S->s, "node-local reduce of the slices");
+        rcoll_compose_stream_init(&S->node, "node-local reduce or bcast of a slice");
+        rcoll_compose_stream_init(&S->rail, "inter-node allreduce of this rank's slice");
         S->next = 0;
-        task->phase = PH_REDUCE;
+        task->phase = PH_RUN;
         /* fall through */
-    case PH_REDUCE:
-        if ((st = node_pass(task, S, RCOLL_COLL_REDUCE)) != RCOLL_OK) {
-            return st;
-        }
-        if (S->c.error != RCOLL_OK) {
-            break;
-        }
-        rcoll_compose_stream_init(&S->s, "inter-node allreduce of this rank's slice");
-        if (comm->local_rank < S->slices) {
-            rcoll_coll_args_t c = slice_args(task, RCOLL_COLL_ALLREDUCE, S->slices, comm->local_rank);
-            rcoll_compose_post(task, &S->c, &S->s, comm->rail_comm, &c);
-        }
-        task->phase = PH_RAIL;
-        /* fall through */
-    case PH_RAIL:
-        if (rcoll_compose_reap(task, &S->c, &S->s) < S->s.posted) {
+    case PH_RUN:
+        post_ready(task, S);
+        if (S->node.ended < S->node.posted || S->rail.ended < S->rail.posted) {
             return RCOLL_INPROGRESS;
         }
-        if (S->c.error != RCOLL_OK) {
-            break;
-        }
-        rcoll_compose_stream_init(&S->s, "node-local bcast of the slices");
-        S->next = 0;
-        task->phase = PH_BCAST;
-        /* fall through */
-    case PH_BCAST:
-        if ((st = node_pass(task, S, RCOLL_COLL_BCAST)) != RCOLL_OK) {
-            return st;
+        if (S->c.error == RCOLL_OK &&
+            (S->next < 2 * S->slices || (comm->local_rank < S->slices && S->rail.posted == 0))) {
+            return RCOLL_INPROGRESS;
         }
         break;
     default:
@@ -131,7 +131,8 @@ void rcoll__allreduce_node_abort(rcoll_task_t *task)
 {
     ar_node_state_t *S = rcoll_task_state(task, ar_node_state_t);
     if (task->phase != PH_ENTER) {
-        rcoll_compose_abort(task, &S->s);
+        rcoll_compose_abort(task, &S->node);
+        rcoll_compose_abort(task, &S->rail);
     }
     rcoll_compose_leave(task, &S->c);
 }
