@@ -5,10 +5,12 @@
  *
  * Address exchange: each rank contributes one blob to the bootstrap's
  * exchange: a fixed header (wire version, eager limit, host name, length
- * of the node name), the node name, then for each transport it opened an
- * entry and that transport's address.  Every rank then checks that the
- * ranks agree on the settings that must match, numbers the nodes by node
- * name, and connects.
+ * of the node name, number of must-match settings), a hash of each setting
+ * that must be equal on every rank (config.h: rcoll_config_match_hashes,
+ * tune file contents included), the node name, then for each transport it
+ * opened an entry and that transport's address.  Every rank then checks
+ * that all ranks agree on those settings (a mismatch fails init on every
+ * rank, naming the setting), numbers the nodes by node name, and connects.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +21,9 @@
 #include "binding.h"
 
 /*
- * The blob: addr_hdr_t, node_len bytes of node name, then for each
- * transport this rank opened a tl_entry_t followed by that transport's
- * address.
+ * The blob: addr_hdr_t, nmatch uint64_t setting hashes, node_len bytes of
+ * node name, then for each transport this rank opened a tl_entry_t
+ * followed by that transport's address.
  */
 typedef struct {
     uint32_t wire_version;
@@ -29,7 +31,7 @@ typedef struct {
     uint64_t eager_limit;
     char     host[64];         /* for messages */
     uint32_t node_len;         /* ranks with equal node names share a node */
-    uint32_t reserved;
+    uint32_t nmatch;           /* setting hashes after the header */
 } addr_hdr_t;
 
 typedef struct {
@@ -143,7 +145,9 @@ static rcoll_status_t open_transports(rcoll_context_t *ctx)
 static rcoll_status_t make_address(rcoll_context_t *ctx, uint8_t **out, size_t *out_len)
 {
     size_t node_len = strlen(ctx->node_name);
-    size_t total = sizeof(addr_hdr_t) + node_len;
+    int nmatch = rcoll_config_match_count();
+    size_t hashes_len = (size_t)nmatch * sizeof(uint64_t);
+    size_t total = sizeof(addr_hdr_t) + hashes_len + node_len;
     const void *addr[4];
     size_t addr_len[4];
     for (int i = 0; i < ctx->ntls; i++) {
@@ -158,11 +162,13 @@ static rcoll_status_t make_address(rcoll_context_t *ctx, uint8_t **out, size_t *
         return RCOLL_ERR_NO_MEMORY;
     }
     addr_hdr_t h = { .wire_version = RCOLL_WIRE_VERSION, .ntls = (uint32_t)ctx->ntls,
-                     .eager_limit = ctx->eager_limit, .node_len = (uint32_t)node_len };
+                     .eager_limit = ctx->eager_limit, .node_len = (uint32_t)node_len,
+                     .nmatch = (uint32_t)nmatch };
     snprintf(h.host, sizeof(h.host), "%s", ctx->hostname);
     memcpy(blob, &h, sizeof(h));
-    memcpy(blob + sizeof(h), ctx->node_name, node_len);
-    size_t off = sizeof(h) + node_len;
+    rcoll_config_match_hashes(&ctx->config, (uint64_t *)(void *)(blob + sizeof(h)));
+    memcpy(blob + sizeof(h) + hashes_len, ctx->node_name, node_len);
+    size_t off = sizeof(h) + hashes_len + node_len;
     for (int i = 0; i < ctx->ntls; i++) {
         tl_entry_t e = { .len = (uint32_t)addr_len[i], .prefer_remote = (uint32_t)ctx->tl_prefer_remote[i] };
         snprintf(e.name, sizeof(e.name), "%s", ctx->tls_ops[i]->name);
@@ -187,9 +193,38 @@ static int node_of_name(const rcoll_context_t *ctx, const peer_addrs_t *pas, int
     return -1;
 }
 
+/* Rank r's setting hashes (after its header, checked to be there) against
+ * this rank's (in mine, its own blob): the first that differs is named. */
+static rcoll_status_t compare_settings(rcoll_context_t *ctx, int r, const addr_hdr_t *h,
+                                       const uint8_t *blob, const uint8_t *mine)
+{
+    uint32_t n = (uint32_t)rcoll_config_match_count();
+    if (h->nmatch != n) {
+        rcoll_error("rank %d compares %u settings, this rank %u: use one rcoll build for the "
+                    "whole job", r, h->nmatch, n);
+        return RCOLL_ERR_BOOTSTRAP;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t theirs, ours;
+        memcpy(&theirs, blob + sizeof(*h) + i * sizeof(uint64_t), sizeof(theirs));
+        memcpy(&ours, mine + sizeof(*h) + i * sizeof(uint64_t), sizeof(ours));
+        if (theirs == ours) {
+            continue;
+        }
+        const rcoll_config_entry_t *e = rcoll_config_match_entry((int)i);
+        char value[RCOLL_CONFIG_STR_MAX];
+        rcoll_config_format(&ctx->config, e, value, sizeof(value));
+        rcoll_error("rank %d (on %s) has a different RCOLL_%s%s than this rank (here: '%s'); it "
+                    "must be equal on every rank", r, h->host, e->name,
+                    e->match == RCOLL_CONFIG_MATCH_FILE ? " file contents" : "", value);
+        return RCOLL_ERR_INVALID_ARG;
+    }
+    return RCOLL_OK;
+}
+
 /* Check a peer's blob and find the addresses of the transports we share. */
 static rcoll_status_t parse_peer(rcoll_context_t *ctx, int r, const uint8_t *blob, size_t len,
-                                 addr_hdr_t *h, peer_addrs_t *pa)
+                                 const uint8_t *mine, addr_hdr_t *h, peer_addrs_t *pa)
 {
     memset(pa, 0, sizeof(*pa));
     if (len < sizeof(*h)) {
@@ -203,19 +238,29 @@ static rcoll_status_t parse_peer(rcoll_context_t *ctx, int r, const uint8_t *blo
                     "for the whole job", r, h->wire_version, RCOLL_WIRE_VERSION);
         return RCOLL_ERR_BOOTSTRAP;
     }
+    if ((len - sizeof(*h)) / sizeof(uint64_t) < h->nmatch) {
+        rcoll_error("rank %d published a truncated address (setting hashes)", r);
+        return RCOLL_ERR_BOOTSTRAP;
+    }
+    rcoll_status_t st = compare_settings(ctx, r, h, blob, mine);
+    if (st != RCOLL_OK) {
+        return st;
+    }
+    /* Equal settings, yet a transport may have lowered the limit here. */
     if (h->eager_limit != ctx->eager_limit) {
-        rcoll_error("rank %d uses an eager limit of %llu bytes, this rank %zu: set the same "
-                    "RCOLL_EAGER_LIMIT (and RCOLL_TRANSPORT) on every rank", r,
+        rcoll_error("rank %d uses an eager limit of %llu bytes, this rank %zu: a transport "
+                    "lowered it: set the same RCOLL_TRANSPORT on every rank", r,
                     (unsigned long long)h->eager_limit, ctx->eager_limit);
         return RCOLL_ERR_BOOTSTRAP;
     }
-    if (len - sizeof(*h) < h->node_len) {
+    size_t hashes_len = (size_t)h->nmatch * sizeof(uint64_t);
+    if (len - sizeof(*h) - hashes_len < h->node_len) {
         rcoll_error("rank %d published a truncated node name", r);
         return RCOLL_ERR_BOOTSTRAP;
     }
-    pa->node = (const char *)blob + sizeof(*h);
+    pa->node = (const char *)blob + sizeof(*h) + hashes_len;
     pa->node_len = h->node_len;
-    size_t off = sizeof(*h) + h->node_len;
+    size_t off = sizeof(*h) + hashes_len + h->node_len;
     for (uint32_t i = 0; i < h->ntls; i++) {
         tl_entry_t e;
         if (len - off < sizeof(e)) {
@@ -274,7 +319,7 @@ static rcoll_status_t connect_peers(rcoll_context_t *ctx, const uint8_t *mine, s
     ctx->nnodes = 0;
     /* First every node name, so each rank's node is known before choosing. */
     for (int r = 0; r < ctx->size && st == RCOLL_OK; r++) {
-        st = parse_peer(ctx, r, blobs[r], lens[r], &hs[r], &pas[r]);
+        st = parse_peer(ctx, r, blobs[r], lens[r], mine, &hs[r], &pas[r]);
         if (st == RCOLL_OK) {
             int node = node_of_name(ctx, pas, r, &pas[r]);
             ctx->node_of[r] = node >= 0 ? node : ctx->nnodes++;
@@ -504,16 +549,21 @@ RCOLL_API rcoll_status_t rcoll_finalize(rcoll_context_t *ctx)
         return RCOLL_OK;
     }
     rcoll_log_enter(&ctx->log);
-    rcoll_status_t st = RCOLL_OK;
-    if (!rcoll_list_empty(&ctx->active)) {
-        rcoll_warn("rcoll_finalize: collectives are still in flight; they are abandoned");
-        st = RCOLL_ERR_NOT_FINALIZED;
+    /* A request the user has not completed (rcoll_wait, or rcoll_test
+     * reporting it done) keeps the context: destroying it would leave the
+     * handle dangling.  Nothing is changed; finish the requests and call
+     * again. */
+    if (ctx->ntasks_live > 0) {
+        rcoll_error("rcoll_finalize: %d request(s) not yet completed by rcoll_wait or rcoll_test; "
+                    "the context is left as it was", ctx->ntasks_live);
+        return RCOLL_ERR_NOT_FINALIZED;
     }
     if (ctx->ncomms > 1) {
         rcoll_warn("rcoll_finalize: %d communicators were not freed", ctx->ncomms - 1);
     }
     /* Peers may still be sending to us: leave together. */
-    if (ctx->size > 1 && st == RCOLL_OK) {
+    rcoll_status_t st = RCOLL_OK;
+    if (ctx->size > 1) {
         st = rcoll_barrier(ctx->world);
     }
     context_destroy(ctx);

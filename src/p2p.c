@@ -11,7 +11,12 @@
  * remote write and sends RTR {address, length, packed key}; the sender checks
  * that the advertised length is exactly what it sends, writes with put(), and
  * once the write is visible at the target sends FIN; the receiver then
- * deregisters (no remote write can land after that) and completes.  The
+ * deregisters (no remote write can land after that) and completes.  A
+ * sender whose length differs from the RTR's writes nothing and sends a FIN
+ * carrying its own length, so both sides fail at once (TRUNCATED when the
+ * sender has more).  A length mismatch across the eager limit (the sender
+ * rendezvous, the receiver eager) is not detectable: both wait for their
+ * deadlines.  The
  * choice of protocol depends only on the length and on whether the peer is
  * this process, so both sides always agree.
  */
@@ -55,6 +60,24 @@ static void fill_hdr(rcoll_wire_hdr_t *h, const rcoll_p2p_op_t *op, int type)
     h->step = op->step;
     h->src = (uint32_t)op->task->comm->rank;
     h->len = op->len;
+    h->sig = op->task->sig;
+}
+
+/* The peer sent h for another call than op's task (a different
+ * collective, count, datatype, op or root; 0: the core's own protocols,
+ * not checked): fail op with PROTOCOL and return 1. */
+static void op_fail(rcoll_p2p_op_t *op, rcoll_status_t st, const char *why);
+
+static int sig_mismatch(rcoll_p2p_op_t *op, const rcoll_wire_hdr_t *h)
+{
+    if (h->sig == op->task->sig || h->sig == 0 || op->task->sig == 0) {
+        return 0;
+    }
+    char why[160];
+    snprintf(why, sizeof(why), "the peer called a different collective, count, datatype, op or "
+             "root (signature %08x, this rank %08x)", h->sig, op->task->sig);
+    op_fail(op, RCOLL_ERR_PROTOCOL, why);
+    return 1;
 }
 
 static const char *op_what(const rcoll_p2p_op_t *op)
@@ -144,10 +167,18 @@ static void put_done(rcoll_tl_completion_t *comp, rcoll_status_t st)
 /* The sender has the receiver's RTR: check it and start the write. */
 static void start_put(rcoll_p2p_op_t *op, const rcoll_wire_hdr_t *rtr, const void *rkey)
 {
+    if (sig_mismatch(op, rtr)) {
+        return;
+    }
     if (rtr->len != op->len) {
         char why[128];
         snprintf(why, sizeof(why), "the receiver advertised %llu bytes (RTR), this rank sends %zu",
                  (unsigned long long)rtr->len, op->len);
+        /* Nothing is written; a FIN carrying this rank's length tells the
+         * receiver, which would otherwise wait for its deadline. */
+        rcoll_wire_hdr_t h;
+        fill_hdr(&h, op, RCOLL_MSG_FIN);
+        (void)send_msg(op->task->ctx, op->wpeer, &h, NULL, 0);
         op_fail(op, rtr->len < op->len ? RCOLL_ERR_TRUNCATED : RCOLL_ERR_PROTOCOL, why);
         return;
     }
@@ -176,7 +207,9 @@ static rcoll_p2p_op_t *new_op(rcoll_task_t *task, rcoll_p2p_kind_t kind, int pee
         return NULL;
     }
     int wpeer = comm->world_ranks[peer];
-    if (ctx->peer_failed[wpeer] != RCOLL_OK) {
+    /* A receive from a failed peer may still match a message that arrived
+     * before the failure (rcoll_task_recv checks); a send fails here. */
+    if (kind == RCOLL_P2P_SEND && ctx->peer_failed[wpeer] != RCOLL_OK) {
         rcoll_error("%s (seq %u, step %u): peer rank %d (world %d) has failed earlier",
                     rcoll_coll_name(task->args.type), task->seq, step, peer, wpeer);
         *st = ctx->peer_failed[wpeer];
@@ -257,7 +290,9 @@ rcoll_status_t rcoll_task_recv(rcoll_task_t *task, int peer, uint32_t step, void
     }
     unexpected_t *u = find_unexpected(ctx, op, RCOLL_MSG_EAGER);
     if (u != NULL) {
-        if (op->rndv || u->hdr.len != len) {
+        if (sig_mismatch(op, &u->hdr)) {
+            /* failed */
+        } else if (op->rndv || u->hdr.len != len) {
             char why[128];
             snprintf(why, sizeof(why), "peer sent %llu bytes, %zu expected (mismatched counts or "
                      "RCOLL_EAGER_LIMIT?)", (unsigned long long)u->hdr.len, len);
@@ -270,6 +305,12 @@ rcoll_status_t rcoll_task_recv(rcoll_task_t *task, int peer, uint32_t step, void
         }
         drop_unexpected(ctx, u);
         return RCOLL_OK;
+    }
+    if (ctx->peer_failed[op->wpeer] != RCOLL_OK) {
+        /* Nothing more will come: it left (e.g. finished first and closed) or died. */
+        st = ctx->peer_failed[op->wpeer];
+        op_fail(op, st, "the peer has failed earlier");
+        return st;
     }
     if (!op->rndv) {
         op->state = RCOLL_P2P_POSTED;
@@ -342,6 +383,9 @@ static void on_eager(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h,
         return;
     }
     rcoll_list_del(&op->link);
+    if (sig_mismatch(op, h)) {
+        return;
+    }
     if (op->state != RCOLL_P2P_POSTED || body_len != op->len) {
         char why[128];
         snprintf(why, sizeof(why), "peer sent %zu bytes eagerly, %zu expected%s", body_len, op->len,
@@ -376,8 +420,15 @@ static void on_fin(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h)
         return;
     }
     rcoll_list_del(&op->link);
+    if (sig_mismatch(op, h)) {
+        return;
+    }
     if (h->len != op->len) {
-        op_fail(op, RCOLL_ERR_PROTOCOL, "FIN reports a different length than advertised");
+        /* The sender refused to write: it has h->len bytes, not op->len. */
+        char why[128];
+        snprintf(why, sizeof(why), "the sender has %llu bytes for the %zu advertised and wrote "
+                 "nothing (mismatched counts?)", (unsigned long long)h->len, op->len);
+        op_fail(op, h->len > op->len ? RCOLL_ERR_TRUNCATED : RCOLL_ERR_PROTOCOL, why);
         return;
     }
     op_complete(op, RCOLL_OK);

@@ -1,5 +1,6 @@
 # engines/: the schedules that algorithms compose (fold, recursive halving /
-# doubling / gather, ring, binomial); see engines/engine.h.
+# doubling / gather, ring, binomial, dissemination rounds, child collectives
+# on sub-communicators); see engines/engine.h and engines/compose.h.
 librcoll_coll_la_SOURCES += \
     collectives/engines/engine.c \
     collectives/engines/fold.c \
@@ -10,4 +11,5 @@ librcoll_coll_la_SOURCES += \
     collectives/engines/compose.c
 noinst_HEADERS += collectives/engines/engine.h collectives/engines/fold.h \
     collectives/engines/recursive.h collectives/engines/ring.h collectives/engines/binomial.h \
-    collectives/engines/shm_pipe.h collectives/engines/compose.h
+    collectives/engines/shm_pipe.h collectives/engines/dissemination.h \
+    collectives/engines/compose.h

@@ -178,10 +178,18 @@ project_tests() {
         check siw rcoll_info-iwarp 60 rcoll_info_shows 'siw0.*iwarp'
     fi
     if [ -x test/contract/run.sh ]; then
-        # The transport contract (test/contract): verbs on each device, UCX over rxe.
+        # The transport contract (test/contract): every case on verbs over each device
+        # (rcoll's own backend: all of it runs only here).  UCX over rxe costs 10-60 s a
+        # case under emulation, so only the cases that say something the host's ucx-shm
+        # and ucx-tcp runs do not: put_range (rkeys and remote access checked by an RDMA
+        # device) and dead_peer (rc_verbs' own failure detection).  Every case's set-up
+        # already exchanges messages both ways; send_recv, put_then_send and two_threads
+        # exercise UCP code the host runs too, and dereg_revokes is expected-fail on UCX
+        # by construction (issue 12).  Keeps this part within ~3 minutes (44 s in the run of
+        # 2026-11-30: verbs rxe 14 s, verbs siw 6 s, UCX rxe 24 s).
         integ rxe env RCOLL_NET_DEVICES=rxe0:1 test/contract/run.sh verbs
         integ siw env RCOLL_NET_DEVICES=siw0:1 test/contract/run.sh verbs
-        integ ucx-rxe test/contract/run.sh ucx-rxe
+        integ ucx-rxe test/contract/run.sh ucx-rxe:put_range,dead_peer
     fi
     if [ -x test/integration/run.sh ]; then
         # The emulated CPU is slow: by default ranks 2 and 3 (a power of two and not)

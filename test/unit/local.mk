@@ -6,6 +6,7 @@ UNIT_CFLAGS = $(RCOLL_INTERNAL_CPPFLAGS) $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(UCX_CFL
 UNIT_LDFLAGS = -static
 UNIT_LDADD = librcoll.la $(CMOCKA_LIBS) $(UCX_LIBS) $(PMIX_LIBS) $(HWLOC_LIBS) $(IBVERBS_LIBS) $(RDMACM_LIBS) -lm
 include test/unit/core.mk
+include test/unit/p2p.mk
 include test/unit/reduce.mk
 include test/unit/coll.mk
 include test/unit/verbs.mk

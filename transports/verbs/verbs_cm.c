@@ -133,7 +133,7 @@ static void conn_param(rcoll_tl_t *tl, struct rdma_conn_param *p, uint8_t *priv)
     p->private_data_len = 8;
     p->responder_resources = 1;
     p->initiator_depth = 1;
-    p->retry_count = 7;
+    p->retry_count = 6;                 /* not 7: see QP_RETRY in verbs_qp.c */
     p->rnr_retry_count = 3;
 }
 

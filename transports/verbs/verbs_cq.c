@@ -4,8 +4,10 @@
  *
  * An error completion (retry exceeded, remote access error, ...) fails its
  * peer: the QP is moved to the error state so everything posted to it
- * flushes, queued sends are dropped, puts complete with the error, and
- * callbacks.peer_error() runs once, from progress().  Never an abort.
+ * flushes, queued sends are dropped, callbacks.peer_error() runs once, and
+ * then every put to the peer completes with the error, all from progress(),
+ * without waiting for flushes that may never come (verbs_put.c).  Never an
+ * abort.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -197,6 +199,9 @@ static int scan_busy(rcoll_tl_t *tl)
                     tl->params.cb.peer_error(tl->params.cb.arg, p, ep->fail_status, ep->fail_reason);
                 }
                 n++;
+            }
+            if (!tl->closing) {
+                n += rcoll__verbs_put_fail_all(tl, ep);
             }
         } else {
             n += rcoll__verbs_ep_flush(tl, ep);

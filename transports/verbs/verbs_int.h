@@ -102,6 +102,8 @@ typedef struct rcoll_verbs_put {
     size_t                      len, posted;
     int                         outstanding;   /* WRs posted, not completed */
     int                         fenced;        /* iWARP: the closing READ is posted */
+    int                         delivered;     /* the peer failed: comp already called;
+                                                  kept only for its flush completions */
     rcoll_status_t              status;
     rcoll_verbs_rcache_entry_t *reg;
 } rcoll_verbs_put_t;
@@ -247,6 +249,7 @@ rcoll_status_t rcoll__verbs_put(rcoll_tl_t *tl, int peer, const void *laddr, siz
 int  rcoll__verbs_put_post(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
 void rcoll__verbs_put_wr_done(rcoll_tl_t *tl, rcoll_verbs_put_t *p, rcoll_status_t status);
 int  rcoll__verbs_put_deliver(rcoll_tl_t *tl);
+int  rcoll__verbs_put_fail_all(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
 
 /* verbs_mr.c */
 rcoll_status_t rcoll__verbs_mr_init(rcoll_tl_t *tl);

@@ -197,7 +197,7 @@ int rcoll__verbs_put_deliver(rcoll_tl_t *tl)
 
     while (!rcoll_list_empty(&tl->done_puts)) {
         rcoll_verbs_put_t *p = rcoll_container_of(tl->done_puts.next, rcoll_verbs_put_t, link);
-        rcoll_tl_completion_t *comp = p->comp;
+        rcoll_tl_completion_t *comp = p->delivered ? NULL : p->comp;
         rcoll_status_t status = p->status;
 
         rcoll_list_del(&p->link);
@@ -205,7 +205,39 @@ int rcoll__verbs_put_deliver(rcoll_tl_t *tl)
             rcoll__verbs_rcache_put(&tl->rcache, p->reg);
         }
         free(p);
-        comp->cb(comp, status);
+        if (comp != NULL) {
+            comp->cb(comp, status);
+            n++;
+        }
+    }
+    return n;
+}
+
+/*
+ * A failed peer's puts complete with its error now, from progress(), even
+ * those whose posted WRs have not flushed yet: the contract promises that
+ * they complete, and a provider may never flush some of them (siw leaves
+ * the closing RDMA READ on its ORQ when the target terminated the
+ * connection, e.g. for a revoked key).  Such a put stays on ep->puts, its
+ * source registration held, until its flush completions arrive or close()
+ * destroys the QP; put_deliver then frees it without a second callback.
+ */
+int rcoll__verbs_put_fail_all(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+{
+    rcoll_list_t *pos, *tmp;
+    int n = 0;
+
+    rcoll_list_for_each_safe(pos, tmp, &ep->puts) {
+        rcoll_verbs_put_t *p = rcoll_container_of(pos, rcoll_verbs_put_t, link);
+        if (p->delivered) {
+            continue;
+        }
+        p->delivered = 1;
+        if (p->status == RCOLL_OK) {
+            p->status = ep->fail_status;
+        }
+        /* put() refuses a failed peer, so the callback cannot touch ep->puts. */
+        p->comp->cb(p->comp, p->status);
         n++;
     }
     return n;

@@ -8,10 +8,13 @@
 #include <string.h>
 #include "verbs_int.h"
 
-/* Local ACK timeout 4.096 us * 2^18 ~ 1.07 s, 7 retries (as UCX's default);
+/* Local ACK timeout 4.096 us * 2^18 ~ 1.07 s, 6 retries: a dead peer is
+ * reported after ~7.5 s.  Not 7: Soft-RoCE (rdma_rxe's completer) treats a
+ * retry count of 7 as "retry forever", so a dead peer would never be
+ * reported there (verbs_cm.c passes the same count to rdma_cm).
  * RNR should never happen thanks to credits: a few retries, then an error. */
 #define QP_TIMEOUT    18
-#define QP_RETRY      7
+#define QP_RETRY      6
 #define QP_RNR_RETRY  3
 #define QP_RNR_TIMER  12
 

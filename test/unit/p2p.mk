@@ -1,0 +1,7 @@
+# unit tests: point-to-point matching, protocols and the task lifecycle over the loop transport
+check_PROGRAMS += test/unit/test_p2p
+TESTS += test/unit/test_p2p
+test_unit_test_p2p_SOURCES = test/unit/test_p2p.c
+test_unit_test_p2p_CFLAGS = $(UNIT_CFLAGS) -I$(top_srcdir)/transports/loop
+test_unit_test_p2p_LDFLAGS = $(UNIT_LDFLAGS)
+test_unit_test_p2p_LDADD = $(UNIT_LDADD) -lpthread

@@ -1,0 +1,1077 @@
+/*
+ * test_p2p.c - the point-to-point layer (src/p2p.c) and the task lifecycle
+ * (src/task.c) over the loop transport: 2-4 real contexts in one process.
+ *
+ * Each context is made by rcoll_init_oob (RCOLL_TRANSPORT=loop) in its own
+ * thread over an in-process all-gather; the test thread then drives all of
+ * them alternately, never blocking inside one while another must move, so
+ * every scenario has an exact interleaving: who posts first, what is in whose
+ * inbox when a receive is posted, when a task fails.  Collectives are
+ * "scripts": a test algorithm that posts a given list of sends and receives
+ * (in stages the test releases) on a communicator made for the test.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "core.h"
+#include "loop_int.h"
+
+#define MAXR   4
+#define LIMIT  1024          /* RCOLL_EAGER_LIMIT of these tests */
+
+/* ---- contexts in threads over an in-process all-gather ---- */
+
+typedef struct {
+    int                n;
+    rcoll_context_t   *ctx[MAXR];
+    pthread_barrier_t  bar;
+    unsigned char     *buf;
+    size_t             cap;
+    const char *const *config;
+} world_t;
+
+typedef struct {
+    world_t         *w;
+    int              rank;
+    rcoll_status_t   st;
+} member_t;
+
+static int ag(const void *in, void *out, size_t len, void *arg)
+{
+    member_t *m = arg;
+    world_t *w = m->w;
+    pthread_barrier_wait(&w->bar);
+    if (m->rank == 0 && w->cap < (size_t)w->n * len) {
+        free(w->buf);
+        w->cap = (size_t)w->n * len;
+        w->buf = malloc(w->cap);
+    }
+    pthread_barrier_wait(&w->bar);
+    memcpy(w->buf + (size_t)m->rank * len, in, len);
+    pthread_barrier_wait(&w->bar);
+    memcpy(out, w->buf, (size_t)w->n * len);
+    pthread_barrier_wait(&w->bar);
+    return 0;
+}
+
+static void *member_init(void *arg)
+{
+    member_t *m = arg;
+    rcoll_oob_t oob = { .rank = m->rank, .size = m->w->n, .allgather = ag, .arg = m,
+                        .node = NULL };
+    m->st = rcoll_init_oob(&oob, m->w->config, &m->w->ctx[m->rank]);
+    return NULL;
+}
+
+static void *member_fini(void *arg)
+{
+    member_t *m = arg;
+    m->st = RCOLL_STATUS_LAST;                  /* closed before: nothing to check */
+    if (m->w->ctx[m->rank] != NULL) {
+        m->st = rcoll_finalize(m->w->ctx[m->rank]);
+        m->w->ctx[m->rank] = NULL;
+    }
+    return NULL;
+}
+
+static void run_members(world_t *w, void *(*fn)(void *), rcoll_status_t *st)
+{
+    pthread_t t[MAXR];
+    member_t m[MAXR];
+    for (int r = 0; r < w->n; r++) {
+        m[r] = (member_t){ .w = w, .rank = r };
+        assert_int_equal(pthread_create(&t[r], NULL, fn, &m[r]), 0);
+    }
+    for (int r = 0; r < w->n; r++) {
+        pthread_join(t[r], NULL);
+        st[r] = m[r].st;
+    }
+}
+
+/* n contexts over loop with RCOLL_EAGER_LIMIT = LIMIT and RCOLL_TIMEOUT = timeout. */
+static world_t *world_open(int n, const char *timeout)
+{
+    char tmo[64];
+    snprintf(tmo, sizeof(tmo), "TIMEOUT=%s", timeout);
+    const char *config[] = { "TRANSPORT=loop", "SHM=0", "EAGER_LIMIT=1024", tmo, NULL };
+    world_t *w = calloc(1, sizeof(*w));
+    rcoll_status_t st[MAXR];
+    assert_non_null(w);
+    w->n = n;
+    w->config = config;
+    pthread_barrier_init(&w->bar, NULL, (unsigned)n);
+    run_members(w, member_init, st);
+    for (int r = 0; r < n; r++) {
+        assert_int_equal(st[r], RCOLL_OK);
+        assert_int_equal(w->ctx[r]->eager_limit, LIMIT);
+    }
+    w->config = NULL;
+    return w;
+}
+
+/* Finalize every context still open; each must return want (RCOLL_OK when
+ * all ranks are alive). */
+static void world_close(world_t *w, rcoll_status_t want)
+{
+    rcoll_status_t st[MAXR];
+    run_members(w, member_fini, st);
+    for (int r = 0; r < w->n; r++) {
+        if (st[r] != RCOLL_STATUS_LAST && st[r] != want) {
+            fail_msg("rcoll_finalize of rank %d returned %s, expected %s", r,
+                     rcoll_strerror(st[r]), rcoll_strerror(want));
+        }
+    }
+    pthread_barrier_destroy(&w->bar);
+    free(w->buf);
+    free(w);
+}
+
+static void enter(rcoll_context_t *ctx)
+{
+    rcoll_log_enter(&ctx->log);
+}
+
+/* Progress every open context `rounds` times.  The core polls transports on
+ * every call only while it has ops pending, else every RCOLL_TL_POLL_IDLE-th
+ * call: 2 * RCOLL_TL_POLL_IDLE rounds deliver everything in flight. */
+static void spin(world_t *w, int rounds)
+{
+    for (int i = 0; i < rounds; i++) {
+        for (int r = 0; r < w->n; r++) {
+            if (w->ctx[r] != NULL) {
+                enter(w->ctx[r]);
+                rcoll_context_progress(w->ctx[r]);
+            }
+        }
+    }
+}
+#define SETTLE (2 * RCOLL_TL_POLL_IDLE)
+
+/* A communicator of all ranks of w, made locally (no agreement needed: the
+ * test picks the id); order[i] is the world rank of comm rank i. */
+static rcoll_comm_t *comm_make(rcoll_context_t *ctx, uint64_t id, const int *order, int n)
+{
+    int *wr = malloc((size_t)n * sizeof(int));
+    int me = -1;
+    assert_non_null(wr);
+    for (int i = 0; i < n; i++) {
+        wr[i] = order ? order[i] : i;
+        if (wr[i] == ctx->rank) {
+            me = i;
+        }
+    }
+    rcoll_comm_t *c = NULL;
+    assert_int_equal(rcoll_comm_create(ctx, id, me, n, wr, &c), RCOLL_OK);
+    return c;
+}
+
+static void comms_make(world_t *w, uint64_t id, const int *order, rcoll_comm_t **out)
+{
+    for (int r = 0; r < w->n; r++) {
+        out[r] = comm_make(w->ctx[r], id, order, w->n);
+    }
+}
+
+static void comms_free(world_t *w, rcoll_comm_t **c)
+{
+    for (int r = 0; r < w->n; r++) {
+        if (c[r] != NULL && w->ctx[r] != NULL) {
+            assert_int_equal(c[r]->nactive, 0);
+            rcoll_comm_destroy(c[r]);
+        }
+        c[r] = NULL;
+    }
+}
+
+/* ---- scripts: a test algorithm that posts a list of ops ---- */
+
+enum { SEND = 1, RECV = 2 };
+
+typedef struct {
+    int      kind, peer;          /* peer: comm rank */
+    uint32_t step;
+    void    *buf;
+    size_t   len;
+    int      stage;               /* posted once script.go >= stage */
+} sop_t;
+
+typedef struct {
+    sop_t          ops[RCOLL_TASK_MAX_OPS];
+    int            nops, posted, go;
+    rcoll_status_t fail;          /* != OK: the next progress returns it (the task is abandoned) */
+    rcoll_task_t  *task;
+} script_t;
+
+static rcoll_status_t script_progress(rcoll_task_t *task)
+{
+    script_t *s = (script_t *)(uintptr_t)task->args.sendbuf;
+    if (s->fail != RCOLL_OK) {
+        return s->fail;
+    }
+    while (s->posted < s->nops && s->ops[s->posted].stage <= s->go) {
+        sop_t *o = &s->ops[s->posted++];
+        rcoll_status_t st = o->kind == SEND ? rcoll_task_send(task, o->peer, o->step, o->buf, o->len)
+                                            : rcoll_task_recv(task, o->peer, o->step, o->buf, o->len);
+        if (st != RCOLL_OK) {
+            return st;
+        }
+    }
+    rcoll_status_t st = rcoll_task_test(task);
+    if (st != RCOLL_OK) {
+        return st;
+    }
+    return s->posted == s->nops ? RCOLL_OK : RCOLL_INPROGRESS;
+}
+
+static const rcoll_alg_t script_alg = { .name = "p2p_script", .coll = RCOLL_COLL_BCAST,
+                                        .progress = script_progress };
+
+static void add(script_t *s, int kind, int peer, uint32_t step, void *buf, size_t len, int stage)
+{
+    assert_true(s->nops < RCOLL_TASK_MAX_OPS);
+    s->ops[s->nops++] = (sop_t){ .kind = kind, .peer = peer, .step = step, .buf = buf,
+                                 .len = len, .stage = stage };
+}
+
+/* Post s on comm (its ops of stage 0 go out now). */
+static rcoll_task_t *start(rcoll_comm_t *comm, script_t *s)
+{
+    rcoll_coll_args_t a = { .type = RCOLL_COLL_BCAST, .sendbuf = s, .count = 1,
+                            .dtype = RCOLL_UINT8 };
+    enter(comm->ctx);
+    assert_int_equal(rcoll_task_post_alg(comm, &a, &script_alg, &s->task), RCOLL_OK);
+    return s->task;
+}
+
+static void release_stage(script_t *s, int go)
+{
+    s->go = go;
+}
+
+/* Progress w until every listed task is done, checking their deadlines
+ * (RCOLL_TIMEOUT) as a wait would; the test fails after 5 s. */
+static void finish(world_t *w, rcoll_task_t **t, int n)
+{
+    double end = rcoll_time_now() + 5;
+    for (;;) {
+        int all = 1;
+        for (int i = 0; i < n; i++) {
+            all &= t[i] == NULL || t[i]->done;
+        }
+        if (all) {
+            return;
+        }
+        if (rcoll_time_now() > end) {
+            fail_msg("tasks still running after 5 s");
+        }
+        spin(w, 1);
+        for (int i = 0; i < n; i++) {
+            if (t[i] != NULL && !t[i]->done) {
+                enter(t[i]->ctx);
+                rcoll_task_check_deadline(t[i]);
+            }
+        }
+    }
+}
+
+/* Op slot i of a task (the slots follow the task: src/core.h). */
+static rcoll_p2p_op_t *task_op(rcoll_task_t *t, int i)
+{
+    return &rcoll_task_ops(t)[i];
+}
+
+/* Release a finished task; its status. */
+static rcoll_status_t reap(rcoll_task_t *t)
+{
+    assert_true(t->done);
+    rcoll_status_t st = t->status;
+    enter(t->ctx);
+    rcoll_task_release(t);
+    return st;
+}
+
+/* ---- data ---- */
+
+static uint8_t pat(uint32_t seed, size_t i)
+{
+    return (uint8_t)((seed * 131u + (uint32_t)i * 7u + (uint32_t)(i >> 8) + 1u) & 0xff);
+}
+
+static void fill(void *buf, size_t len, uint32_t seed)
+{
+    for (size_t i = 0; i < len; i++) {
+        ((uint8_t *)buf)[i] = pat(seed, i);
+    }
+}
+
+static int holds(const void *buf, size_t len, uint32_t seed)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (((const uint8_t *)buf)[i] != pat(seed, i)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A receive buffer of len bytes with CANARY guard bytes on either side. */
+#define CANARY 64
+typedef struct {
+    uint8_t *raw;
+    uint8_t *p;
+    size_t   len;
+} guarded_t;
+
+static guarded_t guarded(size_t len)
+{
+    guarded_t g = { .raw = malloc(len + 2 * CANARY), .len = len };
+    assert_non_null(g.raw);
+    memset(g.raw, 0xa5, len + 2 * CANARY);
+    g.p = g.raw + CANARY;
+    return g;
+}
+
+/* 1 if not a byte of g changed (inside and around). */
+static int untouched(const guarded_t *g)
+{
+    for (size_t i = 0; i < g->len + 2 * CANARY; i++) {
+        if (g->raw[i] != 0xa5) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int canaries_ok(const guarded_t *g)
+{
+    for (size_t i = 0; i < CANARY; i++) {
+        if (g->raw[i] != 0xa5 || g->p[g->len + i] != 0xa5) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Live registrations of a context's loop port (rendezvous buffers advertised). */
+static int live_regs(rcoll_context_t *ctx)
+{
+    struct rcoll_tl *tl = ctx->tls[0];
+    int n = 0;
+    pthread_mutex_lock(&tl->port->lock);
+    for (struct rcoll_tl_mr *m = tl->port->mrs; m != NULL; m = m->next) {
+        n++;
+    }
+    pthread_mutex_unlock(&tl->port->lock);
+    return n;
+}
+
+#define TEST_COMM 0x7e57000000000000ull
+
+/* ---- matching ---- */
+
+/* The payload rank `src` sends for (comm c, task q, step s): its seed. */
+static uint32_t seed_of(int c, int q, uint32_t s, int src)
+{
+    return (uint32_t)(1000 * c + 100 * q + 10 * (int)s + src);
+}
+
+/* Rank 0 receives from ranks 1 and 2 on two communicators (the second lists
+ * the ranks in reverse order), two collectives each (sequences 0 and 1), two
+ * steps each: 16 messages of equal length that differ only in (comm,
+ * sequence, step, peer).  Senders post sequence 1 before sequence 0 and
+ * step 1 before step 0, the second communicator before the first, rank 2
+ * before rank 1; the receiver posts in the natural order.  recv_first: every receive is posted
+ * before any message exists, else every message arrives first (unexpected). */
+static void match_case(size_t len, int recv_first)
+{
+    world_t *w = world_open(3, "10");
+    static const int rev[] = { 2, 1, 0 };
+    rcoll_comm_t *c[2][MAXR];
+    comms_make(w, TEST_COMM | 1, NULL, c[0]);
+    comms_make(w, TEST_COMM | 2, rev, c[1]);
+
+    static script_t s[MAXR][2][2];      /* [world rank][comm][sequence] */
+    memset(s, 0, sizeof(s));
+    uint8_t *sbuf[MAXR][2][2][2], *rbuf[2][2][2][MAXR];
+    for (int ci = 0; ci < 2; ci++) {
+        for (int q = 0; q < 2; q++) {
+            for (uint32_t st = 0; st < 2; st++) {
+                for (int src = 1; src <= 2; src++) {
+                    sbuf[src][ci][q][st] = malloc(len + 1);
+                    fill(sbuf[src][ci][q][st], len, seed_of(ci, q, st, src));
+                    rbuf[ci][q][st][src] = calloc(1, len + 1);
+                }
+            }
+        }
+    }
+    /* Senders: sequence 1 at stage 0, sequence 0 at stage 1 (released later); step 1 first. */
+    const int r0[2] = { 0, 2 };                            /* comm rank of world rank 0 */
+    const int cr[2][3] = { { 0, 1, 2 }, { 2, 1, 0 } };     /* [comm][world rank] -> comm rank */
+    for (int ci = 0; ci < 2; ci++) {
+        for (int q = 0; q < 2; q++) {
+            for (int src = 1; src <= 2; src++) {
+                script_t *ss = &s[src][ci][q];
+                for (int st = 1; st >= 0; st--) {
+                    add(ss, SEND, r0[ci], (uint32_t)st, sbuf[src][ci][q][st], len, q == 0 ? 1 : 0);
+                }
+            }
+            script_t *rs = &s[0][ci][q];
+            for (int src = 1; src <= 2; src++) {
+                for (uint32_t st = 0; st < 2; st++) {
+                    add(rs, RECV, cr[ci][src], st, rbuf[ci][q][st][src], len, 0);
+                }
+            }
+        }
+    }
+    rcoll_task_t *t[12];
+    int nt = 0;
+    if (recv_first) {
+        for (int ci = 0; ci < 2; ci++) {
+            for (int q = 0; q < 2; q++) {
+                t[nt++] = start(c[ci][0], &s[0][ci][q]);
+            }
+        }
+        spin(w, SETTLE);
+    }
+    /* Rank 2's messages reach rank 0 before rank 1's, which it receives first. */
+    for (int src = 2; src >= 1; src--) {
+        for (int ci = 1; ci >= 0; ci--) {     /* the second communicator first */
+            for (int q = 0; q < 2; q++) {
+                t[nt++] = start(c[ci][src], &s[src][ci][q]);
+            }
+        }
+        spin(w, SETTLE);                       /* sequence 1's messages only */
+    }
+    for (int ci = 0; ci < 2; ci++) {
+        for (int src = 1; src <= 2; src++) {
+            release_stage(&s[src][ci][0], 1);
+        }
+    }
+    spin(w, SETTLE);
+    if (!recv_first) {
+        /* Eager messages wait unexpected at rank 0; rendezvous sends wait for RTRs. */
+        assert_int_equal(w->ctx[0]->unexpected_count, len > LIMIT ? 0 : 16);
+        for (int ci = 0; ci < 2; ci++) {
+            for (int q = 0; q < 2; q++) {
+                t[nt++] = start(c[ci][0], &s[0][ci][q]);
+            }
+        }
+    }
+    finish(w, t, nt);
+    for (int i = 0; i < nt; i++) {
+        assert_int_equal(reap(t[i]), RCOLL_OK);
+    }
+    for (int ci = 0; ci < 2; ci++) {
+        for (int q = 0; q < 2; q++) {
+            for (uint32_t st = 0; st < 2; st++) {
+                for (int src = 1; src <= 2; src++) {
+                    if (!holds(rbuf[ci][q][st][src], len, seed_of(ci, q, st, src))) {
+                        fail_msg("comm %d seq %d step %u from rank %d: wrong data (mismatched)",
+                                 ci, q, st, src);
+                    }
+                    free(rbuf[ci][q][st][src]);
+                    free(sbuf[src][ci][q][st]);
+                }
+            }
+        }
+    }
+    for (int r = 0; r < 3; r++) {
+        assert_int_equal(w->ctx[r]->unexpected_count, 0);
+        assert_int_equal(w->ctx[r]->p2p_pending, 0);
+        assert_int_equal(live_regs(w->ctx[r]), 0);
+    }
+    comms_free(w, c[0]);
+    comms_free(w, c[1]);
+    world_close(w, RCOLL_OK);
+}
+
+static void test_match_eager_recv_first(void **state) { (void)state; match_case(8, 1); }
+static void test_match_eager_unexpected(void **state) { (void)state; match_case(8, 0); }
+static void test_match_rndv_recv_first(void **state) { (void)state; match_case(LIMIT + 100, 1); }
+static void test_match_rndv_send_first(void **state) { (void)state; match_case(LIMIT + 100, 0); }
+
+/* ---- unexpected messages: many, then received in the reverse order ---- */
+
+static void test_unexpected_many(void **state)
+{
+    (void)state;
+    enum { N = 60 };
+    world_t *w = world_open(2, "10");
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 3, NULL, c);
+    static script_t snd, rcv;
+    memset(&snd, 0, sizeof(snd));
+    memset(&rcv, 0, sizeof(rcv));
+    uint8_t *sb[N], *rb[N];
+    for (int i = 0; i < N; i++) {
+        size_t len = (size_t)(i * 17) % (LIMIT + 1);     /* 0 .. LIMIT, zero included */
+        sb[i] = malloc(len + 1);
+        rb[i] = calloc(1, len + 1);
+        fill(sb[i], len, (uint32_t)i);
+        add(&snd, SEND, 0, (uint32_t)i, sb[i], len, 0);
+    }
+    for (int i = N - 1; i >= 0; i--) {
+        add(&rcv, RECV, 1, (uint32_t)i, rb[i], (size_t)(i * 17) % (LIMIT + 1), 0);
+    }
+    rcoll_task_t *t[2];
+    t[0] = start(c[1], &snd);
+    spin(w, SETTLE);
+    assert_true(t[0]->done);                /* eager sends complete at once */
+    assert_int_equal(w->ctx[0]->unexpected_count, N);
+    t[1] = start(c[0], &rcv);
+    assert_true(t[1]->done);                /* every receive matched on posting */
+    assert_int_equal(w->ctx[0]->unexpected_count, 0);
+    assert_int_equal(reap(t[0]), RCOLL_OK);
+    assert_int_equal(reap(t[1]), RCOLL_OK);
+    for (int i = 0; i < N; i++) {
+        assert_true(holds(rb[i], (size_t)(i * 17) % (LIMIT + 1), (uint32_t)i));
+        free(sb[i]);
+        free(rb[i]);
+    }
+    comms_free(w, c);
+    world_close(w, RCOLL_OK);
+}
+
+/* ---- eager vs rendezvous around the limit ---- */
+
+static void boundary_case(size_t len, int recv_first)
+{
+    world_t *w = world_open(2, "10");
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 4, NULL, c);
+    static script_t snd, rcv;
+    memset(&snd, 0, sizeof(snd));
+    memset(&rcv, 0, sizeof(rcv));
+    uint8_t *sb = malloc(len);
+    guarded_t g = guarded(len);
+    fill(sb, len, 7);
+    add(&snd, SEND, 1, 3, sb, len, 0);
+    add(&rcv, RECV, 0, 3, g.p, len, 0);
+    rcoll_task_t *t[2];
+    if (recv_first) {
+        t[1] = start(c[1], &rcv);
+        spin(w, SETTLE);
+        t[0] = start(c[0], &snd);
+    } else {
+        t[0] = start(c[0], &snd);
+        spin(w, SETTLE);
+        t[1] = start(c[1], &rcv);
+    }
+    int rndv = len > LIMIT;
+    if (rndv && !recv_first) {
+        assert_int_equal(task_op(t[0], 0)->state, RCOLL_P2P_WAIT_RTR);
+    }
+    finish(w, t, 2);
+    assert_int_equal(task_op(t[0], 0)->rndv, rndv);
+    assert_int_equal(task_op(t[1], 0)->rndv, rndv);
+    assert_int_equal(reap(t[0]), RCOLL_OK);
+    assert_int_equal(reap(t[1]), RCOLL_OK);
+    assert_true(holds(g.p, len, 7));
+    assert_true(canaries_ok(&g));
+    assert_int_equal(live_regs(w->ctx[1]), 0);      /* the rendezvous buffer was revoked */
+    free(sb);
+    free(g.raw);
+    comms_free(w, c);
+    world_close(w, RCOLL_OK);
+}
+
+static void test_boundary(void **state)
+{
+    (void)state;
+    const size_t lens[] = { LIMIT - 1, LIMIT, LIMIT + 1 };
+    for (int i = 0; i < 3; i++) {
+        boundary_case(lens[i], 0);
+        boundary_case(lens[i], 1);
+    }
+}
+
+/* ---- RTR before the send is posted ---- */
+
+static void test_rtr_before_send(void **state)
+{
+    (void)state;
+    world_t *w = world_open(2, "10");
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 5, NULL, c);
+    static script_t snd, rcv;
+    memset(&snd, 0, sizeof(snd));
+    memset(&rcv, 0, sizeof(rcv));
+    size_t len = 3 * LIMIT;
+    uint8_t *sb[2], *rb[2];
+    for (int i = 0; i < 2; i++) {
+        sb[i] = malloc(len);
+        rb[i] = calloc(1, len);
+        fill(sb[i], len, 50u + (uint32_t)i);
+    }
+    /* Two rendezvous receives (steps 0, 1): both RTRs reach rank 0 first. */
+    add(&rcv, RECV, 0, 0, rb[0], len, 0);
+    add(&rcv, RECV, 0, 1, rb[1], len, 0);
+    add(&snd, SEND, 1, 1, sb[1], len, 0);
+    add(&snd, SEND, 1, 0, sb[0], len, 0);
+    rcoll_task_t *t[2];
+    t[1] = start(c[1], &rcv);
+    assert_int_equal(live_regs(w->ctx[1]), 2);
+    spin(w, SETTLE);
+    assert_int_equal(w->ctx[0]->unexpected_count, 2);    /* the RTRs, waiting for the sends */
+    t[0] = start(c[0], &snd);
+    /* Each send found its RTR on posting and started writing at once. */
+    assert_int_equal(w->ctx[0]->unexpected_count, 0);
+    assert_int_equal(task_op(t[0], 0)->state, RCOLL_P2P_PUTTING);
+    assert_int_equal(task_op(t[0], 1)->state, RCOLL_P2P_PUTTING);
+    finish(w, t, 2);
+    assert_int_equal(reap(t[0]), RCOLL_OK);
+    assert_int_equal(reap(t[1]), RCOLL_OK);
+    for (int i = 0; i < 2; i++) {
+        assert_true(holds(rb[i], len, 50u + (uint32_t)i));
+        free(sb[i]);
+        free(rb[i]);
+    }
+    assert_int_equal(live_regs(w->ctx[1]), 0);
+    comms_free(w, c);
+    world_close(w, RCOLL_OK);
+}
+
+/* ---- truncation ---- */
+
+/* Rank 0 sends slen bytes, rank 1 posted rlen < slen. */
+static void truncation_case(size_t slen, size_t rlen, int recv_first, rcoll_status_t want_send,
+                            rcoll_status_t want_recv)
+{
+    world_t *w = world_open(2, want_send == RCOLL_ERR_TIMEOUT ? "0.3" : "10");
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 6, NULL, c);
+    static script_t snd, rcv;
+    memset(&snd, 0, sizeof(snd));
+    memset(&rcv, 0, sizeof(rcv));
+    uint8_t *sb = malloc(slen);
+    guarded_t g = guarded(rlen);
+    fill(sb, slen, 9);
+    add(&snd, SEND, 1, 0, sb, slen, 0);
+    add(&rcv, RECV, 0, 0, g.p, rlen, 0);
+    rcoll_task_t *t[2];
+    if (recv_first) {
+        t[1] = start(c[1], &rcv);
+        spin(w, SETTLE);
+        t[0] = start(c[0], &snd);
+    } else {
+        t[0] = start(c[0], &snd);
+        spin(w, SETTLE);
+        t[1] = start(c[1], &rcv);
+    }
+    finish(w, t, 2);
+    assert_int_equal(reap(t[0]), want_send);
+    assert_int_equal(reap(t[1]), want_recv);
+    if (!untouched(&g)) {
+        fail_msg("%zu bytes sent into %zu posted: the receive buffer or its canaries changed",
+                 slen, rlen);
+    }
+    assert_int_equal(live_regs(w->ctx[1]), 0);
+    assert_int_equal(w->ctx[0]->p2p_pending, 0);
+    assert_int_equal(w->ctx[1]->p2p_pending, 0);
+    free(sb);
+    free(g.raw);
+    comms_free(w, c);
+    world_close(w, RCOLL_OK);
+}
+
+static void test_truncation_eager(void **state)
+{
+    (void)state;
+    truncation_case(100, 64, 1, RCOLL_OK, RCOLL_ERR_TRUNCATED);     /* posted receive */
+    truncation_case(100, 64, 0, RCOLL_OK, RCOLL_ERR_TRUNCATED);     /* unexpected message */
+}
+
+/* Both sides rendezvous: the sender sees the RTR's length and refuses to
+ * write; the receiver must learn it too, at once, not by its deadline. */
+static void test_truncation_rndv(void **state)
+{
+    (void)state;
+    truncation_case(3 * LIMIT, 2 * LIMIT, 1, RCOLL_ERR_TRUNCATED, RCOLL_ERR_TRUNCATED);
+    truncation_case(3 * LIMIT, 2 * LIMIT, 0, RCOLL_ERR_TRUNCATED, RCOLL_ERR_TRUNCATED);
+}
+
+/* The sender is rendezvous, the receiver eager (a mismatch across the
+ * limit): each waits for a message the other never sends, so both end by
+ * their deadline; still nothing is written. */
+static void test_truncation_across_limit(void **state)
+{
+    (void)state;
+    truncation_case(2 * LIMIT, LIMIT / 2, 1, RCOLL_ERR_TIMEOUT, RCOLL_ERR_TIMEOUT);
+}
+
+/* ---- cancellation: a task that fails while messages are in flight ---- */
+
+/* The receiver abandons a rendezvous receive after advertising its buffer;
+ * the sender then finds the RTR: its write must not land. */
+static void test_cancel_rndv_recv(void **state)
+{
+    (void)state;
+    world_t *w = world_open(2, "10");
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 7, NULL, c);
+    static script_t snd, rcv;
+    memset(&snd, 0, sizeof(snd));
+    memset(&rcv, 0, sizeof(rcv));
+    size_t len = 2 * LIMIT;
+    uint8_t *sb = malloc(len);
+    guarded_t g = guarded(len);
+    fill(sb, len, 11);
+    add(&rcv, RECV, 0, 0, g.p, len, 0);
+    add(&snd, SEND, 1, 0, sb, len, 0);
+    rcoll_task_t *t[2];
+    t[1] = start(c[1], &rcv);
+    assert_int_equal(live_regs(w->ctx[1]), 1);
+    rcv.fail = RCOLL_ERR_INTERNAL;               /* abandoned */
+    spin(w, SETTLE);
+    assert_true(t[1]->done);
+    assert_int_equal(live_regs(w->ctx[1]), 0);   /* revoked at once */
+    assert_int_equal(w->ctx[1]->p2p_pending, 0);
+    assert_int_equal(reap(t[1]), RCOLL_ERR_INTERNAL);
+    t[0] = start(c[0], &snd);
+    finish(w, t, 1);
+    assert_int_not_equal(reap(t[0]), RCOLL_OK);  /* the write was refused */
+    spin(w, SETTLE);
+    assert_true(untouched(&g));
+    free(sb);
+    free(g.raw);
+    comms_free(w, c);
+    world_close(w, RCOLL_OK);
+}
+
+/* An eager receive abandoned before its message arrives: the late message
+ * is kept aside (freed at finalize), never written into the old buffer. */
+static void test_cancel_eager_recv(void **state)
+{
+    (void)state;
+    world_t *w = world_open(2, "10");
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 8, NULL, c);
+    static script_t snd, rcv;
+    memset(&snd, 0, sizeof(snd));
+    memset(&rcv, 0, sizeof(rcv));
+    uint8_t sb[64];
+    guarded_t g = guarded(sizeof(sb));
+    fill(sb, sizeof(sb), 12);
+    add(&rcv, RECV, 0, 0, g.p, sizeof(sb), 0);
+    add(&snd, SEND, 1, 0, sb, sizeof(sb), 0);
+    rcoll_task_t *t[2];
+    t[1] = start(c[1], &rcv);
+    rcv.fail = RCOLL_ERR_INTERNAL;
+    spin(w, SETTLE);
+    assert_int_equal(reap(t[1]), RCOLL_ERR_INTERNAL);
+    assert_true(rcoll_list_empty(&w->ctx[1]->posted_recvs));
+    t[0] = start(c[0], &snd);
+    finish(w, t, 1);
+    assert_int_equal(reap(t[0]), RCOLL_OK);
+    spin(w, SETTLE);
+    assert_int_equal(w->ctx[1]->unexpected_count, 1);
+    assert_true(untouched(&g));
+    free(g.raw);
+    comms_free(w, c);
+    world_close(w, RCOLL_OK);
+}
+
+/* A sender whose task fails while its write is in flight: the task is kept
+ * (a zombie) until the transport's completion, then freed; the receiver,
+ * abandoned too, revokes its buffer. */
+static void test_cancel_put_in_flight(void **state)
+{
+    (void)state;
+    world_t *w = world_open(2, "10");
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 9, NULL, c);
+    static script_t snd, rcv;
+    memset(&snd, 0, sizeof(snd));
+    memset(&rcv, 0, sizeof(rcv));
+    size_t len = 4 * LIMIT;
+    uint8_t *sb = malloc(len);
+    uint8_t *rb = calloc(1, len);
+    fill(sb, len, 13);
+    add(&snd, SEND, 1, 0, sb, len, 0);
+    add(&rcv, RECV, 0, 0, rb, len, 0);
+    rcoll_task_t *t[2];
+    t[0] = start(c[0], &snd);
+    t[1] = start(c[1], &rcv);                   /* its RTR is now in rank 0's inbox */
+    snd.fail = RCOLL_ERR_INTERNAL;
+    enter(w->ctx[0]);
+    rcoll_context_progress(w->ctx[0]);          /* RTR -> put starts; then the task fails */
+    assert_true(t[0]->done);
+    assert_int_equal(t[0]->inflight_tl, 1);
+    assert_int_equal(reap(t[0]), RCOLL_ERR_INTERNAL);
+    assert_false(rcoll_list_empty(&w->ctx[0]->zombies));
+    int nfree = w->ctx[0]->nfree_tasks;
+    rcoll_context_progress(w->ctx[0]);          /* the put's completion frees the zombie */
+    assert_true(rcoll_list_empty(&w->ctx[0]->zombies));
+    assert_int_equal(w->ctx[0]->nfree_tasks, nfree + 1);
+    /* No FIN came: the receiver would wait; it gives up and revokes. */
+    spin(w, SETTLE);
+    assert_false(t[1]->done);
+    rcv.fail = RCOLL_ERR_INTERNAL;
+    spin(w, 1);
+    assert_int_equal(reap(t[1]), RCOLL_ERR_INTERNAL);
+    assert_int_equal(live_regs(w->ctx[1]), 0);
+    free(sb);
+    free(rb);
+    comms_free(w, c);
+    world_close(w, RCOLL_OK);
+}
+
+/* ---- deadlines ---- */
+
+/* stderr into a file while fn runs; returns what was written (malloc'd). */
+typedef struct {
+    int   saved;
+    FILE *f;
+} capture_t;
+
+static capture_t capture_begin(void)
+{
+    capture_t c;
+    fflush(stderr);
+    c.f = tmpfile();
+    assert_non_null(c.f);
+    c.saved = dup(2);
+    dup2(fileno(c.f), 2);
+    return c;
+}
+
+static char *capture_end(capture_t c)
+{
+    fflush(stderr);
+    dup2(c.saved, 2);
+    close(c.saved);
+    long n = ftell(c.f);
+    char *s = calloc(1, (size_t)(n > 0 ? n : 0) + 1);
+    rewind(c.f);
+    if (n > 0 && fread(s, 1, (size_t)n, c.f) != (size_t)n) {
+        s[0] = '\0';
+    }
+    fclose(c.f);
+    fputs(s, stderr);                    /* still shown */
+    return s;
+}
+
+static void expect_in(const char *log, const char *what)
+{
+    if (strstr(log, what) == NULL) {
+        fail_msg("the log lacks \"%s\"", what);
+    }
+}
+
+/* A receive whose message never comes: RCOLL_ERR_TIMEOUT after RCOLL_TIMEOUT,
+ * and one line naming the collective, its sequence, the step and the peer. */
+static void test_deadline_recv(void **state)
+{
+    (void)state;
+    world_t *w = world_open(3, "0.3");
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 10, NULL, c);
+    static script_t rcv;
+    memset(&rcv, 0, sizeof(rcv));
+    uint8_t rb[32];
+    add(&rcv, RECV, 2, 7, rb, sizeof(rb), 0);
+    double t0 = rcoll_time_now();
+    rcoll_task_t *t = start(c[1], &rcv);
+    capture_t cap = capture_begin();
+    rcoll_status_t st = rcoll_task_wait(t);
+    char *log = capture_end(cap);
+    double took = rcoll_time_now() - t0;
+    assert_int_equal(st, RCOLL_ERR_TIMEOUT);
+    assert_true(took >= 0.3 && took < 5);
+    expect_in(log, "rcoll_bcast timed out");
+    expect_in(log, "algorithm p2p_script");
+    expect_in(log, "sequence 0");
+    expect_in(log, "at step 7");
+    expect_in(log, "waiting for rank 2 (world rank 2)");
+    expect_in(log, "receive of 32 bytes");
+    free(log);
+    assert_int_equal(w->ctx[1]->p2p_pending, 0);
+    assert_true(rcoll_list_empty(&w->ctx[1]->posted_recvs));
+    comms_free(w, c);
+    world_close(w, RCOLL_OK);
+}
+
+/* Through the public API: a broadcast whose root never calls. */
+static void test_deadline_public(void **state)
+{
+    (void)state;
+    world_t *w = world_open(2, "0.3");
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 11, NULL, c);
+    int32_t v[4] = { 0 };
+    rcoll_request_t *req = NULL;
+    enter(w->ctx[1]);
+    assert_int_equal(rcoll_ibcast(v, 4, RCOLL_INT32, 0, c[1], &req), RCOLL_OK);
+    capture_t cap = capture_begin();
+    int done = 0;
+    rcoll_status_t st = RCOLL_OK;
+    double end = rcoll_time_now() + 5;
+    while (!done && rcoll_time_now() < end) {
+        st = rcoll_test(req, &done);
+    }
+    char *log = capture_end(cap);
+    assert_true(done);
+    assert_int_equal(st, RCOLL_ERR_TIMEOUT);
+    expect_in(log, "rcoll_bcast timed out");
+    expect_in(log, "waiting for rank 0 (world rank 0)");
+    expect_in(log, "at step ");
+    free(log);
+    comms_free(w, c);
+    world_close(w, RCOLL_OK);
+}
+
+/* ---- peer failure ---- */
+
+/* Rank 0 finalizes rank 1 alone after rank 1's message reached it: a peer
+ * that has left (e.g. it finished a barrier first) is failed for what it
+ * never sent, but what it did send before leaving is still received. */
+static void test_recv_after_peer_left(void **state)
+{
+    (void)state;
+    world_t *w = world_open(2, "10");
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 13, NULL, c);
+    static script_t snd, rcv;
+    memset(&snd, 0, sizeof(snd));
+    memset(&rcv, 0, sizeof(rcv));
+    uint8_t sb[40], rb[40], rb2[8];
+    fill(sb, sizeof(sb), 16);
+    memset(rb, 0, sizeof(rb));
+    add(&snd, SEND, 0, 0, sb, sizeof(sb), 0);
+    add(&rcv, RECV, 1, 0, rb, sizeof(rb), 0);
+    add(&rcv, RECV, 1, 1, rb2, sizeof(rb2), 1);     /* never sent */
+    rcoll_task_t *t = start(c[1], &snd);
+    assert_int_equal(reap(t), RCOLL_OK);
+    rcoll_comm_destroy(c[1]);
+    c[1] = NULL;
+    enter(w->ctx[1]);
+    assert_int_equal(rcoll_config_set(w->ctx[1], "RCOLL_TIMEOUT", "0.2"), RCOLL_OK);
+    assert_int_equal(rcoll_finalize(w->ctx[1]), RCOLL_ERR_TIMEOUT);
+    w->ctx[1] = NULL;
+    spin(w, SETTLE);                                /* the message, then the departure */
+    assert_int_equal(w->ctx[0]->peer_failed[1], RCOLL_ERR_PEER_FAILED);
+    t = start(c[0], &rcv);
+    assert_false(t->done);
+    assert_int_equal(task_op(t, 0)->status, RCOLL_OK);
+    assert_true(holds(rb, sizeof(rb), 16));
+    release_stage(&rcv, 1);
+    finish(w, &t, 1);
+    assert_int_equal(reap(t), RCOLL_ERR_PEER_FAILED);
+    comms_free(w, c);
+    world_close(w, RCOLL_ERR_PEER_FAILED);
+}
+
+/* Rank 2 leaves (finalizes alone) while ranks 0 and 1 have an eager receive,
+ * a rendezvous receive and a rendezvous send with it pending: all three fail
+ * with RCOLL_ERR_PEER_FAILED, the advertised buffer is revoked, later
+ * collectives with rank 2 fail at once, and ranks 0 and 1 still talk. */
+static void test_peer_failure(void **state)
+{
+    (void)state;
+    world_t *w = world_open(3, "10");
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 12, NULL, c);
+    static script_t s0, s1, again0, again1;
+    memset(&s0, 0, sizeof(s0));
+    memset(&s1, 0, sizeof(s1));
+    memset(&again0, 0, sizeof(again0));
+    memset(&again1, 0, sizeof(again1));
+    size_t big = 2 * LIMIT;
+    uint8_t small[16], *rb = calloc(1, big), *sb = malloc(big);
+    fill(sb, big, 14);
+    add(&s0, RECV, 2, 0, small, sizeof(small), 0);
+    add(&s0, RECV, 2, 1, rb, big, 0);
+    add(&s1, SEND, 2, 2, sb, big, 0);
+    rcoll_task_t *t[2];
+    t[0] = start(c[0], &s0);
+    t[1] = start(c[1], &s1);
+    spin(w, SETTLE);
+    assert_false(t[0]->done);
+    assert_false(t[1]->done);
+    assert_int_equal(live_regs(w->ctx[0]), 1);
+
+    /* Rank 2 leaves: its finalize barrier cannot complete (0.2 s), then it closes. */
+    rcoll_comm_destroy(c[2]);
+    c[2] = NULL;
+    enter(w->ctx[2]);
+    assert_int_equal(rcoll_config_set(w->ctx[2], "RCOLL_TIMEOUT", "0.2"), RCOLL_OK);
+    assert_int_equal(rcoll_finalize(w->ctx[2]), RCOLL_ERR_TIMEOUT);
+    w->ctx[2] = NULL;
+
+    finish(w, t, 2);
+    assert_int_equal(reap(t[0]), RCOLL_ERR_PEER_FAILED);
+    assert_int_equal(reap(t[1]), RCOLL_ERR_PEER_FAILED);
+    assert_int_equal(live_regs(w->ctx[0]), 0);
+    assert_int_equal(w->ctx[0]->p2p_pending, 0);
+    assert_int_equal(w->ctx[1]->p2p_pending, 0);
+    assert_int_equal(w->ctx[0]->peer_failed[2], RCOLL_ERR_PEER_FAILED);
+    assert_int_equal(w->ctx[1]->peer_failed[2], RCOLL_ERR_PEER_FAILED);
+
+    /* A later collective with the dead rank fails without waiting. */
+    rcoll_request_t *req[2];
+    for (int r = 0; r < 2; r++) {
+        enter(w->ctx[r]);
+        assert_int_equal(rcoll_ibarrier(rcoll_comm_world(w->ctx[r]), &req[r]), RCOLL_OK);
+    }
+    int done[2] = { 0, 0 };
+    rcoll_status_t st[2] = { RCOLL_OK, RCOLL_OK };
+    double end = rcoll_time_now() + 3;
+    while ((!done[0] || !done[1]) && rcoll_time_now() < end) {
+        for (int r = 0; r < 2; r++) {
+            if (!done[r]) {
+                st[r] = rcoll_test(req[r], &done[r]);
+            }
+        }
+    }
+    assert_true(done[0] && done[1]);
+    assert_int_equal(st[0], RCOLL_ERR_PEER_FAILED);
+    assert_int_equal(st[1], RCOLL_ERR_PEER_FAILED);
+
+    /* Between the living ranks, messages still flow. */
+    uint8_t a[16], b[16];
+    fill(a, sizeof(a), 15);
+    memset(b, 0, sizeof(b));
+    add(&again0, SEND, 1, 0, a, sizeof(a), 0);
+    add(&again1, RECV, 0, 0, b, sizeof(b), 0);
+    t[0] = start(c[0], &again0);
+    t[1] = start(c[1], &again1);
+    finish(w, t, 2);
+    assert_int_equal(reap(t[0]), RCOLL_OK);
+    assert_int_equal(reap(t[1]), RCOLL_OK);
+    assert_true(holds(b, sizeof(b), 15));
+    free(rb);
+    free(sb);
+    comms_free(w, c);
+    world_close(w, RCOLL_ERR_PEER_FAILED);      /* their finalize barrier includes rank 2 */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_match_eager_recv_first),
+        cmocka_unit_test(test_match_eager_unexpected),
+        cmocka_unit_test(test_match_rndv_recv_first),
+        cmocka_unit_test(test_match_rndv_send_first),
+        cmocka_unit_test(test_unexpected_many),
+        cmocka_unit_test(test_boundary),
+        cmocka_unit_test(test_rtr_before_send),
+        cmocka_unit_test(test_truncation_eager),
+        cmocka_unit_test(test_truncation_rndv),
+        cmocka_unit_test(test_truncation_across_limit),
+        cmocka_unit_test(test_cancel_rndv_recv),
+        cmocka_unit_test(test_cancel_eager_recv),
+        cmocka_unit_test(test_cancel_put_in_flight),
+        cmocka_unit_test(test_deadline_recv),
+        cmocka_unit_test(test_deadline_public),
+        cmocka_unit_test(test_recv_after_peer_left),
+        cmocka_unit_test(test_peer_failure),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
