@@ -85,6 +85,9 @@ typedef struct rcoll_model {
                             * algorithm's own default */
     int    shm;            /* 1: the shared-memory algorithms may be chosen
                             * (RCOLL_SHM); 0: their cost is infinite */
+    int    shm_node;       /* 1: RCOLL_SHM=1, so the node-local steps of a
+                            * node-aware algorithm may use shm (its cost
+                            * model prices them so) */
 } rcoll_model_t;
 
 typedef struct rcoll_alg {
@@ -99,7 +102,17 @@ typedef struct rcoll_alg {
      * failed peer) before its state is dropped, so the algorithm can leave
      * shared state usable for the collectives that follow. */
     void             (*abort)(rcoll_task_t *task);
+    /* RCOLL_ALG_COMPOSED: the algorithm posts collectives on the
+     * communicator's sub-communicators (node-aware).  The selector never
+     * gives such an algorithm to a sub-communicator, even when forced. */
+    unsigned           flags;
 } rcoll_alg_t;
+
+#define RCOLL_ALG_COMPOSED 1u
+
+/* comm->sub_kind */
+#define RCOLL_SUB_NODE 1
+#define RCOLL_SUB_RAIL 2
 
 /* Each collective's algorithm table, ended by NULL; defined in
  * collectives/<coll>/<coll>.c next to the algorithms. */
@@ -153,6 +166,22 @@ struct rcoll_comm {
      * later shm one on the communicator return the error (docs/shm.md). */
     int              local_size;       /* members on this rank's node */
     int              shm_usable;
+    /* The node layout, fixed at creation in the same way (src/comm.c):
+     * node_count: the nodes with members; node_min: the fewest members any
+     * of them has; local_rank: this rank's index among the members on its
+     * node, in comm order; sub_kind: 0 for a communicator of the API,
+     * else this is an internal sub-communicator (RCOLL_SUB_NODE / _RAIL). */
+    int              node_count, node_min, local_rank;
+    int              sub_kind;
+    /* The node-aware algorithms' sub-communicators, made by every member
+     * alone, without a message, the first time one needs them
+     * (rcoll_comm_node_subcomms) and freed with this communicator:
+     * node_comm: the members on this rank's node, in comm order;
+     * rail_comm: the members whose local_rank equals this rank's, one per
+     * node, in comm order -- only where local_rank < node_min, else NULL
+     * (so every rail spans every node: rail 0 is the node leaders). */
+    rcoll_comm_t    *node_comm, *rail_comm;
+    int              subcomms_made;
     /* The collectives' per-communicator state (the selector's remembered
      * choices, the shared-memory segment), in place: no indirection on the
      * per-collective path. */
@@ -260,6 +289,29 @@ int rcoll_comm_node(const rcoll_comm_t *comm, int r);
  * when the context is made, never read by the core; rcoll_selector_fini
  * releases what it points to before the context goes. */
 void **rcoll_ctx_coll_slot(rcoll_context_t *ctx);
+
+/* ---- composing collectives (the node-aware algorithms) ---- */
+
+/* Make comm->node_comm and comm->rail_comm if not yet made: local work
+ * only (membership and ids follow from data every member holds), so it
+ * may run inside progress().  RCOLL_ERR_NO_MEMORY, or RCOLL_OK. */
+rcoll_status_t rcoll_comm_node_subcomms(rcoll_comm_t *comm);
+
+/* Post a child collective (args) on sub, chosen by the selector for sub,
+ * on behalf of parent: it is progressed by the context like any task.
+ * Every member of sub must post the same children in the same order. */
+rcoll_status_t rcoll_task_child_post(rcoll_task_t *parent, rcoll_comm_t *sub,
+                                     const rcoll_coll_args_t *args, rcoll_task_t **child);
+
+/* RCOLL_INPROGRESS while *child runs (its progress counts as the parent's,
+ * for RCOLL_TIMEOUT); once it ended, release it, set *child = NULL and
+ * return its status (an error logged with the parent's step name). */
+rcoll_status_t rcoll_task_child_test(rcoll_task_t *parent, rcoll_task_t **child,
+                                     const char *step);
+
+/* The parent is failing (its abort hook): end *child if it still runs,
+ * logging where it was waiting, release it and set *child = NULL. */
+void rcoll_task_child_abort(rcoll_task_t *parent, rcoll_task_t **child, const char *step);
 
 /* ---- what the collectives do for the core ---- */
 

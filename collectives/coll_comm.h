@@ -28,6 +28,12 @@ typedef struct {
     /* The shared-memory segment and its protocol state (shm/shm.h), made
      * by the first shm collective; NULL until then. */
     struct rcoll__shm *shm;
+    /* The turns of the composed (node-aware) collectives on this
+     * communicator (engines/compose.h): tickets drawn, turns ended, and
+     * turns to pass over (bit i: turn compose_done + 1 + i failed before
+     * it came). */
+    uint32_t           compose_next, compose_done;
+    uint64_t           compose_dead;
 } rcoll_coll_comm_t;
 
 _Static_assert(sizeof(rcoll_coll_comm_t) <= RCOLL_COMM_COLL_STATE_SIZE,

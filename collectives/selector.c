@@ -27,6 +27,7 @@ static const rcoll_model_t default_model = {
     .eager_limit  = 16384,
     .segment_size = 65536,   /* RCOLL_SEGMENT_SIZE default */
     .shm          = 1,
+    .shm_node     = 1,
 };
 
 const rcoll_model_t *rcoll_selector_model(void)
@@ -44,15 +45,19 @@ void rcoll_selector_model_for(const rcoll_context_t *ctx, rcoll_model_t *m)
     m->eager_limit = agreed ? agreed : cfg->eager_limit;
     m->segment_size = cfg->segment_size;
     m->shm = cfg->shm;
+    m->shm_node = cfg->shm;
 }
 
-const rcoll_alg_t *rcoll_select_by_cost(rcoll_coll_type_t coll, const rcoll_model_t *m,
-                                        size_t bytes, int nranks, int ppn)
+/* The cheapest, leaving out the composed algorithms if flat. */
+static const rcoll_alg_t *select_by_cost(rcoll_coll_type_t coll, const rcoll_model_t *m,
+                                         size_t bytes, int nranks, int ppn, int flat)
 {
     const rcoll_alg_t *const *a = rcoll_coll_algs(coll), *best = NULL;
     double best_t = 0;
 
     for (; a != NULL && *a != NULL; a++) {
+        if (flat && ((*a)->flags & RCOLL_ALG_COMPOSED))
+            continue;
         double t = (*a)->cost ? (*a)->cost(m, bytes, nranks, ppn) : 0;
         if (best == NULL || t < best_t) {
             best = *a;
@@ -60,6 +65,12 @@ const rcoll_alg_t *rcoll_select_by_cost(rcoll_coll_type_t coll, const rcoll_mode
         }
     }
     return best;
+}
+
+const rcoll_alg_t *rcoll_select_by_cost(rcoll_coll_type_t coll, const rcoll_model_t *m,
+                                        size_t bytes, int nranks, int ppn)
+{
+    return select_by_cost(coll, m, bytes, nranks, ppn, 0);
 }
 
 /* ---- the context's caches: ranks per node of the last communicator
@@ -220,18 +231,22 @@ static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes)
     rcoll_model_t m;
     int nranks = task->comm->size, ppn;
 
+    /* A node-aware (composed) algorithm is never given to the internal
+     * sub-communicators it runs its steps on, even when forced: they get
+     * the cheapest other one (else forcing node_aware would recurse). */
+    int sub = task->comm->sub_kind != 0;
     if (forced[0] != '\0') {
         alg = rcoll_alg_find(coll, forced);
         if (alg == NULL)
             log_unknown(coll, forced);
-        return alg;
-    }
-    if (cfg->tune_file[0] != '\0') {
+        if (alg == NULL || !sub || !(alg->flags & RCOLL_ALG_COMPOSED))
+            return alg;
+    } else if (cfg->tune_file[0] != '\0') {
         const rcoll_tune_t *t = tune_get(ctx, cfg->tune_file);
         if (t == NULL)
             return NULL;
         alg = rcoll_tune_lookup(t, coll, bytes, nranks);
-        if (alg != NULL)
+        if (alg != NULL && (!sub || !(alg->flags & RCOLL_ALG_COMPOSED)))
             return alg;
     }
     ppn = rcoll_selector_comm_ppn(task->comm);
@@ -244,7 +259,7 @@ static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes)
     /* shm only where the communicator's creation-time property allows it
      * (all members on one node, RCOLL_SHM=1): fixed for its lifetime. */
     m.shm = task->comm->shm_usable;
-    alg = rcoll_select_by_cost(coll, &m, bytes, nranks, ppn);
+    alg = select_by_cost(coll, &m, bytes, nranks, ppn, sub);
     if (alg == NULL)
         rcoll_error("%s: no algorithm available", rcoll_coll_name(coll));
     return alg;

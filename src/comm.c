@@ -18,6 +18,13 @@
  * bit is always clear (world ranks < 2^31 - 1): keys with it set name the
  * messages of a creation in progress (rcoll__comm_group_key), never a
  * communicator.
+ *
+ * The node-aware algorithms' sub-communicators (coll.h: node_comm,
+ * rail_comm) are made by each member alone, with no message, so nobody
+ * allots their ids: they are derived, a hash of (parent id, kind, node or
+ * local index) with the top bit set, like the keys of creations (which
+ * also serve as the ids of their link communicators, comm_group.c): never
+ * an allotted id, and two hashed ids collide with probability 2^-63.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +56,13 @@ int rcoll__comm_id_valid(uint64_t id)
     return (id >> 32) >= 1 && !(id & GROUP_KEY_BIT);
 }
 
+/* The id of sub-communicator kind (RCOLL_SUB_*) number index of parent. */
+static uint64_t comm_id_derived(uint64_t parent_id, int kind, int index)
+{
+    uint64_t h = mix64(parent_id ^ mix64(((uint64_t)(uint32_t)kind << 32) | (uint32_t)index));
+    return h | GROUP_KEY_BIT;
+}
+
 /* A hash of (parent id, tag, the group in order), top bit set: distinct
  * creations share a key with probability 2^-63. */
 uint64_t rcoll__comm_group_key(uint64_t parent_id, int tag, const int *ranks, int n)
@@ -58,6 +72,34 @@ uint64_t rcoll__comm_group_key(uint64_t parent_id, int tag, const int *ranks, in
         h = mix64(h ^ (uint32_t)ranks[i]);
     }
     return h | GROUP_KEY_BIT;
+}
+
+/* The node layout of comm (coll.h), from the node of every world rank. */
+static rcoll_status_t comm_layout(const rcoll_context_t *ctx, rcoll_comm_t *comm)
+{
+    int nn = ctx->nnodes > 0 ? ctx->nnodes : 1, mynode = ctx->node_of[ctx->rank];
+    int *count = calloc((size_t)nn, sizeof(int));
+    if (count == NULL) {
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    for (int i = 0; i < comm->size; i++) {
+        int node = ctx->node_of[comm->world_ranks[i]];
+        if (i == comm->rank) {
+            comm->local_rank = count[node];
+        }
+        count[node]++;
+    }
+    comm->local_size = count[mynode];
+    comm->node_count = 0;
+    comm->node_min = comm->size;
+    for (int n = 0; n < nn; n++) {
+        if (count[n] > 0) {
+            comm->node_count++;
+            comm->node_min = count[n] < comm->node_min ? count[n] : comm->node_min;
+        }
+    }
+    free(count);
+    return RCOLL_OK;
 }
 
 rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, int size,
@@ -72,10 +114,11 @@ rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, in
     comm->rank = rank;
     comm->size = size;
     comm->world_ranks = world_ranks;
-    for (int i = 0; i < size; i++) {
-        comm->local_size += ctx->node_of[world_ranks[i]] == ctx->node_of[ctx->rank];
+    if (comm_layout(ctx, comm) != RCOLL_OK) {
+        free(comm);
+        return RCOLL_ERR_NO_MEMORY;
     }
-    /* The creation-time properties (see core.h): the same on every member. */
+    /* The creation-time properties (see coll.h): the same on every member. */
     comm->shm_usable = comm->local_size == size && ctx->config.shm;
     ctx->ncomms++;
     rcoll_whereis_comm_attach(comm);
@@ -83,12 +126,96 @@ rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, in
     return RCOLL_OK;
 }
 
+/* One sub-communicator: the members i of comm with pick(i), in comm order. */
+static rcoll_status_t sub_create(rcoll_comm_t *comm, int kind, int index, const int *pick,
+                                 rcoll_comm_t **out)
+{
+    int n = 0, me = -1;
+    for (int i = 0; i < comm->size; i++) {
+        n += pick[i];
+    }
+    int *wr = malloc(sizeof(int) * (size_t)n);
+    if (wr == NULL) {
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    n = 0;
+    for (int i = 0; i < comm->size; i++) {
+        if (pick[i]) {
+            me = i == comm->rank ? n : me;
+            wr[n++] = comm->world_ranks[i];
+        }
+    }
+    rcoll_status_t st = rcoll_comm_create(comm->ctx, comm_id_derived(comm->id, kind, index), me,
+                                          n, wr, out);
+    if (st != RCOLL_OK) {
+        free(wr);
+        return st;
+    }
+    (*out)->sub_kind = kind;
+    comm->ctx->ncomms--;        /* ncomms counts the communicators the user must free */
+    return RCOLL_OK;
+}
+
+rcoll_status_t rcoll_comm_node_subcomms(rcoll_comm_t *comm)
+{
+    if (comm->subcomms_made) {
+        return RCOLL_OK;
+    }
+    const rcoll_context_t *ctx = comm->ctx;
+    int nn = ctx->nnodes > 0 ? ctx->nnodes : 1, mynode = ctx->node_of[ctx->rank];
+    int *pick = malloc(sizeof(int) * (size_t)comm->size);
+    int *seen = calloc((size_t)nn, sizeof(int));
+    rcoll_status_t st = RCOLL_ERR_NO_MEMORY;
+    if (pick == NULL || seen == NULL) {
+        goto out;
+    }
+    for (int i = 0; i < comm->size; i++) {
+        pick[i] = ctx->node_of[comm->world_ranks[i]] == mynode;
+    }
+    if ((st = sub_create(comm, RCOLL_SUB_NODE, mynode, pick, &comm->node_comm)) != RCOLL_OK) {
+        goto out;
+    }
+    if (comm->local_rank < comm->node_min) {
+        for (int i = 0; i < comm->size; i++) {
+            pick[i] = seen[ctx->node_of[comm->world_ranks[i]]]++ == comm->local_rank;
+        }
+        st = sub_create(comm, RCOLL_SUB_RAIL, comm->local_rank, pick, &comm->rail_comm);
+        if (st != RCOLL_OK) {
+            rcoll_comm_destroy(comm->node_comm);
+            comm->node_comm = NULL;
+            goto out;
+        }
+    }
+    comm->subcomms_made = 1;
+    rcoll_debug("communicator 0x%llx: node-aware sub-communicators: node 0x%llx (%d ranks), "
+                "rail %d 0x%llx (%d ranks)", (unsigned long long)comm->id,
+                (unsigned long long)comm->node_comm->id, comm->node_comm->size, comm->local_rank,
+                comm->rail_comm ? (unsigned long long)comm->rail_comm->id : 0ULL,
+                comm->rail_comm ? comm->rail_comm->size : 0);
+out:
+    if (st != RCOLL_OK) {
+        rcoll_error("communicator 0x%llx: no memory for the node-aware sub-communicators",
+                    (unsigned long long)comm->id);
+    }
+    free(pick);
+    free(seen);
+    return st;
+}
+
 void rcoll_comm_destroy(rcoll_comm_t *comm)
 {
+    if (comm->node_comm != NULL) {
+        rcoll_comm_destroy(comm->node_comm);
+    }
+    if (comm->rail_comm != NULL) {
+        rcoll_comm_destroy(comm->rail_comm);
+    }
     rcoll_coll_comm_fini(comm);
     rcoll_whereis_comm_detach(comm);
     free(comm->group_seqs);
-    comm->ctx->ncomms--;
+    if (comm->sub_kind == 0) {
+        comm->ctx->ncomms--;
+    }
     free(comm->world_ranks);
     free(comm);
 }

@@ -179,6 +179,9 @@ int      rcoll__comm_id_valid(uint64_t id);
 uint64_t rcoll__comm_group_key(uint64_t parent_id, int tag, const int *ranks, int n);
 /* Post a task that runs alg, chosen by the caller rather than the selector
  * (the core's own protocols, e.g. agreeing on a communicator's id). */
+/* End a running task with the error st (its ops cancelled, its abort hook
+ * called); nothing if it is done. */
+void   rcoll_task_fail(rcoll_task_t *task, rcoll_status_t st);
 rcoll_status_t rcoll_task_post_alg(rcoll_comm_t *comm, const rcoll_coll_args_t *args,
                                    const rcoll_alg_t *alg, rcoll_task_t **out);
 

@@ -22,6 +22,7 @@ librcoll_core_la_SOURCES = \
     src/p2p.c \
     src/progress.c \
     src/task.c \
+    src/task_child.c \
     src/whereis.c \
     src/wire.c \
     src/reduce.c \

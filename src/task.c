@@ -352,3 +352,12 @@ void rcoll_task_release(rcoll_task_t *task)
     }
     task_free(task);
 }
+
+/* End a task that is still running with st, as a failed op or a deadline
+ * would (task_child.c: a composed algorithm abandoning its children). */
+void rcoll_task_fail(rcoll_task_t *task, rcoll_status_t st)
+{
+    if (!task->done) {
+        task_finish(task, st);
+    }
+}

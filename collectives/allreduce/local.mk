@@ -7,5 +7,7 @@ librcoll_coll_la_SOURCES += \
     collectives/allreduce/allreduce_ring.c \
     collectives/allreduce/allreduce_rabenseifner.c \
     collectives/allreduce/allreduce_reduce_bcast.c \
+    collectives/allreduce/allreduce_node_aware.c \
+    collectives/allreduce/allreduce_node_leader.c \
     collectives/allreduce/reduction_math.c
-noinst_HEADERS += collectives/allreduce/reduction_math.h
+noinst_HEADERS += collectives/allreduce/reduction_math.h collectives/allreduce/allreduce_node.h

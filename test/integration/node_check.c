@@ -1,7 +1,10 @@
 /*
  * node_check - rcoll_comm_split_node: on the world, on a node communicator
  * itself, and on sub-communicators that span some of the nodes; then
- * collectives on the node communicators beside the world's.
+ * collectives on the node communicators beside the world's, and on the
+ * sub-communicator that spans some nodes with each node-aware algorithm
+ * forced (allreduce node_aware / node_leader, bcast node_aware), beside the
+ * world's collective with the same algorithm.
  *
  *   rcollrun -n 4 --nodes 2 test/integration/node_check [--layout 2,2] [-v]
  *   srun -N 2 -n 4 --mpi=pmix test/integration/node_check [-v]
@@ -152,6 +155,24 @@ static void collectives(node_run_t *R, check_group_t *g, check_group_t *gw, uint
     check_op_free(&b);
 }
 
+/* The collectives on g with each node-aware algorithm forced, then the
+ * selector's choice again. */
+static void node_aware_forced(node_run_t *R, rcoll_context_t *ctx, check_group_t *g,
+                              check_group_t *gw)
+{
+    static const char *const forced[][2] = {
+        {"node_aware", "node_aware"}, {"node_leader", "node_aware"}, {"", ""},
+    };
+    for (size_t i = 0; i < sizeof(forced) / sizeof(forced[0]); i++) {
+        rcoll_status_t st = rcoll_config_set(ctx, "RCOLL_ALLREDUCE_ALGORITHM", forced[i][0]);
+        if (st == RCOLL_OK)
+            st = rcoll_config_set(ctx, "RCOLL_BCAST_ALGORITHM", forced[i][1]);
+        if (st != RCOLL_OK)
+            fatal(R, "rcoll_config_set", st);
+        collectives(R, g, gw, 400 + 10 * i);
+    }
+}
+
 static void free_comm(node_run_t *R, check_group_t *g)
 {
     rcoll_status_t st = rcoll_comm_free(g->comm);
@@ -201,6 +222,7 @@ static int run(node_run_t *R, rcoll_context_t *ctx, const char *layout)
         fatal(R, "rcoll_comm_split", st);
     if (in_half) {
         half.comm = hc;
+        node_aware_forced(R, ctx, &half, &half);
         split_node(R, hc, &half, "node of reversed part", &halfnode);
         collectives(R, &halfnode, &half, 300);
         free_comm(R, &halfnode);

@@ -215,10 +215,11 @@ static void test_select_forced(void **state)
     ctx.config.bcast_alg[0] = '\0';
     config_changed();
     assert_non_null(rcoll_select(&task));
-    /* forcing one collective leaves the others to the model */
+    /* forcing one collective leaves the others to the model (3 nodes,
+     * up to 3 ranks on one: the node-aware bcast) */
     snprintf(ctx.config.allgather_alg, sizeof(ctx.config.allgather_alg), "ring");
     config_changed();
-    assert_string_equal(rcoll_select(&task)->name, "binomial");
+    assert_string_equal(rcoll_select(&task)->name, "node_aware");
     task.args.type = RCOLL_COLL_ALLGATHER;
     assert_string_equal(rcoll_select(&task)->name, "ring");
 }
@@ -259,7 +260,7 @@ static void test_select_tune_file(void **state)
     task.args.count = 50;
     comm.size = 5;                      /* no rule for 5 ranks: the model */
     config_changed();
-    assert_string_equal(rcoll_select(&task)->name, "binomial");
+    assert_string_equal(rcoll_select(&task)->name, "node_aware");
     snprintf(ctx.config.bcast_alg, sizeof(ctx.config.bcast_alg), "binomial");   /* forced wins */
     config_changed();
     comm.size = 6;
@@ -308,6 +309,52 @@ static void test_select_shm_property(void **state)
     assert_string_equal(rcoll_select(&task)->name, "shm");
 }
 
+/* The node-aware (composed) algorithms: offered only on a communicator
+ * that spans nodes with more than one rank on some node; the cost model
+ * prefers them there for large vectors; never given to an internal
+ * sub-communicator, even when forced or named by a tune rule. */
+static void test_select_node_aware(void **state)
+{
+    const rcoll_model_t *m = rcoll_selector_model();
+    for (size_t n = 8; n <= ((size_t)64 << 20); n *= 8) {
+        for (int c = RCOLL_COLL_ALLREDUCE; c <= RCOLL_COLL_BCAST; c++) {
+            assert_false(rcoll_select_by_cost(c, m, n, 8, 8)->flags & RCOLL_ALG_COMPOSED);
+            assert_false(rcoll_select_by_cost(c, m, n, 8, 1)->flags & RCOLL_ALG_COMPOSED);
+            assert_false(rcoll_select_by_cost(c, m, n, 1024, 1)->flags & RCOLL_ALG_COMPOSED);
+            assert_true(isinf(rcoll_alg_find(c, "node_aware")->cost(m, n, 8, 8)));
+            assert_true(isinf(rcoll_alg_find(c, "node_aware")->cost(m, n, 8, 1)));
+            assert_true(isfinite(rcoll_alg_find(c, "node_aware")->cost(m, n, 8, 4)));
+        }
+    }
+    /* 2 nodes x 2 ranks (the acceptance layout), 1 MiB: the slices */
+    assert_string_equal(choose(RCOLL_COLL_ALLREDUCE, m, 1 << 20, 4, 2), "node_aware");
+    assert_string_equal(choose(RCOLL_COLL_ALLREDUCE, m, 1 << 20, 64, 16), "node_aware");
+    assert_string_equal(choose(RCOLL_COLL_BCAST, m, 1 << 20, 64, 16), "node_aware");
+    /* leaders beat slices for a small vector (fewer children, one latency) */
+    assert_true(rcoll_alg_find(RCOLL_COLL_ALLREDUCE, "node_leader")->cost(m, 8, 64, 16) <
+                rcoll_alg_find(RCOLL_COLL_ALLREDUCE, "node_aware")->cost(m, 8, 64, 16));
+
+    /* the hand-made communicator: 6 ranks on nodes 0 0 1 1 1 2 */
+    task.args.type = RCOLL_COLL_ALLREDUCE;
+    task.args.dtype = RCOLL_FLOAT32;
+    task.args.count = 1 << 18;
+    ctx.config.shm = 1;                 /* node-local steps in shm (the default) */
+    config_changed();
+    assert_true(rcoll_select(&task)->flags & RCOLL_ALG_COMPOSED);
+    snprintf(ctx.config.allreduce_alg, sizeof(ctx.config.allreduce_alg), "node_leader");
+    config_changed();
+    assert_string_equal(rcoll_select(&task)->name, "node_leader");
+    comm.sub_kind = RCOLL_SUB_RAIL;      /* the same, as a sub-communicator */
+    comm.id = 46;
+    config_changed();
+    assert_non_null(rcoll_select(&task));
+    assert_false(rcoll_select(&task)->flags & RCOLL_ALG_COMPOSED);
+    ctx.config.allreduce_alg[0] = '\0';
+    config_changed();
+    assert_false(rcoll_select(&task)->flags & RCOLL_ALG_COMPOSED);
+    comm.sub_kind = 0;
+}
+
 static void test_print_model(void **state)
 {
     char *text = NULL;
@@ -316,7 +363,8 @@ static void test_print_model(void **state)
     assert_non_null(f);
     rcoll_selector_print_model(f, rcoll_selector_model());
     fclose(f);
-    assert_non_null(strstr(text, "bcast (0 = binomial, 1 = scatter_allgather, 2 = chain, 3 = shm)"));
+    assert_non_null(strstr(text, "bcast (0 = binomial, 1 = scatter_allgather, 2 = chain, 3 = shm, "
+                                 "4 = node_aware)"));
     assert_non_null(strstr(text, "256M"));
     assert_non_null(strstr(text, " 4096"));
     free(text);
@@ -336,6 +384,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_select_ppn, setup_ctx, teardown_ctx),
         cmocka_unit_test_setup_teardown(test_select_tune_file, setup_ctx, teardown_ctx),
         cmocka_unit_test_setup_teardown(test_select_shm_property, setup_ctx, teardown_ctx),
+        cmocka_unit_test_setup_teardown(test_select_node_aware, setup_ctx, teardown_ctx),
         cmocka_unit_test(test_print_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,7 +86,7 @@ static void test_bad(void **state)
     expect_error("bcast 0-1k binomial\nbcats 0-1k binomial\n", "bad.tune:2: ",
                  "unknown collective 'bcats'");
     expect_error("# c\n\nbcast 0-1k nope\n", "bad.tune:3: ",
-                 "unknown bcast algorithm 'nope' (valid: binomial, scatter_allgather, chain, shm)");
+                 "unknown bcast algorithm 'nope' (valid: binomial, scatter_allgather, chain, shm, node_aware)");
     expect_error("bcast 0-1x binomial\n", "bad.tune:1: ", "bad size range '0-1x'");
     expect_error("bcast -5 binomial\n", "bad.tune:1: ", "bad size range '-5'");
     expect_error("bcast 1k- binomial\n", "bad.tune:1: ", "bad size range");
