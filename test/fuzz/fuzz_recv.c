@@ -17,8 +17,9 @@
  * op; then commands until the input ends (see run_command): a raw message,
  * a message built from a few fields (type, communicator, sequence, step,
  * length; a length that lies; a header cut short), the last message again,
- * cut short, or with a valid key of a rank-1 buffer (RTR), progress,
- * releasing the scripts' second stage.
+ * cut short, or with a valid key of a rank-1 buffer (RTR), progress, a
+ * peer failure reported by the transport, releasing the scripts' second
+ * stage.
  *
  * Oracles, besides ASan and UBSan: no byte around a posted buffer and no
  * byte of a send buffer changes; a rank-1 buffer the victim may write into
@@ -345,7 +346,13 @@ static void run_command(run_t *run, fuzz_in_t *in)
         deliver(run, (cmd & 8) ? 1 : 2, msg, len);
         break;
     case 6:
-        progress(run, 1 + (cmd >> 3));
+        if (cmd & 8) {                              /* the transport reports a peer failed */
+            rcoll_log_enter(&run->ctx->log);
+            rcoll_p2p_peer_error_cb(run->ctx, (cmd & 16) ? 2 : 1, RCOLL_ERR_PEER_FAILED,
+                                    "fuzz: peer failed");
+        } else {
+            progress(run, 1 + (cmd >> 4));
+        }
         break;
     case 7:
         release(run);
@@ -444,6 +451,9 @@ static void finish(run_t *run)
     }
     target_close(run);
     drain_peers();
+    for (int r = 0; r < NRANKS; r++) {
+        ctx->peer_failed[r] = RCOLL_OK;       /* the next input starts with every rank alive */
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
