@@ -168,6 +168,7 @@ struct rcoll_request {
     const rcoll_alg_t *alg;
     uint32_t           seq;
     int                phase;          /* the algorithm's state; 0 at start */
+    uint32_t           sig;            /* signature of the call (task.c); 0: the core's own */
     int                wait_peer;      /* for diagnostics when no op is pending: the comm rank */
     uint32_t           wait_step;      /* an algorithm waits for (e.g. a shared-memory flag); -1 = none */
     /* RCOLL_TIMEOUT: progress_count grows whenever the collective moves (an

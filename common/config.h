@@ -12,6 +12,7 @@
 #define RCOLL_CONFIG_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "rcoll.h"
 
 #define RCOLL_CONFIG_STR_MAX 256
@@ -59,6 +60,15 @@ typedef enum {
     RCOLL_CONFIG_ENUM      /* char[]; one of the '|'-separated words in 'choices' */
 } rcoll_config_type_t;
 
+/* Settings that must be equal on every rank are compared at init (a hash of
+ * each, exchanged with the addresses); a mismatch fails init on every rank
+ * and names the setting. */
+typedef enum {
+    RCOLL_CONFIG_MATCH_NONE = 0,   /* may differ between ranks */
+    RCOLL_CONFIG_MATCH_VALUE,      /* the value must be equal */
+    RCOLL_CONFIG_MATCH_FILE        /* the contents of the file it names must be equal */
+} rcoll_config_match_t;
+
 typedef struct rcoll_config_entry {
     const char          *name;     /* without the RCOLL_ prefix, e.g. "EAGER_LIMIT" */
     const char          *defval;   /* default, as text */
@@ -67,6 +77,11 @@ typedef struct rcoll_config_entry {
     size_t               offset;   /* offsetof(rcoll_config_t, field) */
     const char          *choices;  /* RCOLL_CONFIG_ENUM: "auto|ucx|verbs" */
     int                  runtime;  /* 1: may be changed by rcoll_config_set() */
+    /* INT, UINT, SIZE, DOUBLE: the accepted range [min, max]; a value
+     * outside it is rejected with RCOLL_ERR_INVALID_ARG naming the setting
+     * (every numeric entry has one; rcoll_info prints it). */
+    double               min, max;
+    rcoll_config_match_t match;    /* must it be equal on every rank? */
 } rcoll_config_entry_t;
 
 /* The tables, each ended by an entry with name == NULL; the list ends with NULL. */
@@ -91,6 +106,34 @@ void rcoll_config_format(const rcoll_config_t *cfg, const rcoll_config_entry_t *
 
 /* Find an entry by name ("RCOLL_X" or "X"); NULL if unknown. */
 const rcoll_config_entry_t *rcoll_config_find(const char *name);
+
+/* The range and agreement rules of e as one sentence for rcoll_info and the
+ * README ("Range 0 to 1048576. Must be equal on every rank."); "" if none. */
+void rcoll_config_describe(const rcoll_config_entry_t *e, char *buf, size_t len);
+
+/* RCOLL_TIMEOUT (seconds, 0 = forever) for an API that takes whole seconds
+ * in an int (PMIx): 0 stays 0, anything else is rounded to the nearest
+ * second but at least 1 (not "forever") and at most INT_MAX, so no cast of
+ * an out-of-range double is ever made. */
+static inline int rcoll_config_timeout_int(double seconds)
+{
+    if (!(seconds > 0)) {
+        return 0;
+    }
+    if (seconds >= 2147483647.0) {
+        return 2147483647;
+    }
+    int s = (int)(seconds + 0.5);
+    return s > 0 ? s : 1;
+}
+
+/* The settings that must be equal on every rank (match != NONE), in table
+ * order: how many, the i-th, and a 64-bit hash of each one's value in cfg
+ * (MATCH_FILE: of the named file's contents) into hashes[0..count-1].
+ * Ranks exchange the hashes at init and name the first that differs. */
+int rcoll_config_match_count(void);
+const rcoll_config_entry_t *rcoll_config_match_entry(int i);
+void rcoll_config_match_hashes(const rcoll_config_t *cfg, uint64_t *hashes);
 
 /* Parse a size with an optional k/m/g suffix; returns 0 on success. */
 int rcoll_parse_size(const char *s, size_t *out);

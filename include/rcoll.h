@@ -77,7 +77,8 @@ typedef enum {
 
 /* Pass as sendbuf to take the input from recvbuf (allreduce, reduce at the
  * root, reduce_scatter: the full input in recvbuf; allgather: this rank's
- * block already in place in recvbuf). */
+ * block already in place in recvbuf).  Never a receive buffer or bcast's
+ * buffer: that is RCOLL_ERR_INVALID_ARG. */
 #define RCOLL_IN_PLACE ((const void *)1)
 
 /* A short English text for a status code (never NULL). */
@@ -143,7 +144,9 @@ rcoll_status_t rcoll_init_oob(const rcoll_oob_t *oob, const char *const *config,
 
 /* Release everything init created.  Collective over all ranks only in the
  * sense that peers may still be sending: finalize runs a barrier on the world
- * communicator first (bounded by RCOLL_TIMEOUT).  ctx may be NULL. */
+ * communicator first (bounded by RCOLL_TIMEOUT).  ctx may be NULL.  With a
+ * request not yet completed by rcoll_wait / rcoll_test it returns
+ * RCOLL_ERR_NOT_FINALIZED and changes nothing: complete them and call again. */
 rcoll_status_t rcoll_finalize(rcoll_context_t *ctx);
 
 /* The communicator of all ranks of the job.  Owned by the context. */
@@ -205,7 +208,12 @@ rcoll_status_t rcoll_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t 
                                      rcoll_request_t **req);
 
 /* Progress all outstanding work once; *done = 1 when req has completed, in
- * which case req is freed and the collective's status is returned. */
+ * which case req is freed and the collective's status is returned.  A
+ * request already completed (waited, or tested done) gives
+ * RCOLL_ERR_INVALID_ARG, here and in rcoll_wait.  Ranks whose calls differ
+ * (collective, count, datatype, op or root) get RCOLL_ERR_PROTOCOL or
+ * RCOLL_ERR_TRUNCATED where the mismatch reaches them (others may time
+ * out), never success with wrong data. */
 rcoll_status_t rcoll_test(rcoll_request_t *req, int *done);   /* progresses; frees req when done */
 
 /* Wait for req to complete (bounded by RCOLL_TIMEOUT), free it, and return

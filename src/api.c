@@ -74,6 +74,18 @@ static rcoll_status_t check_buf(const char *fn, const char *what, const void *bu
     return RCOLL_OK;
 }
 
+/* A buffer written by the collective: never RCOLL_IN_PLACE (a send buffer
+ * only), whatever the count. */
+static inline rcoll_status_t check_outbuf(const char *fn, const char *what, const void *buf, size_t count)
+{
+    if (buf == RCOLL_IN_PLACE) {
+        rcoll_error("%s: invalid argument: %s is RCOLL_IN_PLACE, which only a send buffer may be",
+                    fn, what);
+        return RCOLL_ERR_INVALID_ARG;
+    }
+    return check_buf(fn, what, buf, count);
+}
+
 static rcoll_status_t check_req(const char *fn, rcoll_request_t **req)
 {
     if (req == NULL) {
@@ -85,7 +97,18 @@ static rcoll_status_t check_req(const char *fn, rcoll_request_t **req)
 
 #define CHECK(_call) do { rcoll_status_t _st = (_call); if (_st != RCOLL_OK) return _st; } while (0)
 
-static rcoll_status_t post(rcoll_comm_t *comm, rcoll_coll_args_t *a, rcoll_request_t **req)
+/* Post the task; *req gets its handle (see rcoll__task_handle). */
+static inline rcoll_status_t post_task(rcoll_comm_t *comm, const rcoll_coll_args_t *a, rcoll_request_t **req)
+{
+    rcoll_task_t *task;
+    rcoll_status_t st = rcoll_task_post(comm, a, &task);
+    if (st == RCOLL_OK) {
+        *req = rcoll__task_handle(task);
+    }
+    return st;
+}
+
+static inline rcoll_status_t post(rcoll_comm_t *comm, rcoll_coll_args_t *a, rcoll_request_t **req)
 {
     if (a->sendbuf == RCOLL_IN_PLACE) {
         a->in_place = 1;
@@ -93,15 +116,16 @@ static rcoll_status_t post(rcoll_comm_t *comm, rcoll_coll_args_t *a, rcoll_reque
     } else if (a->sendbuf != NULL && a->sendbuf == a->recvbuf) {
         a->in_place = 1;
     }
-    return rcoll_task_post(comm, a, req);
+    return post_task(comm, a, req);
 }
 
-/* Post, then wait: a blocking collective is its nonblocking twin + wait. */
+/* Post, then wait: a blocking collective is its nonblocking twin + wait
+ * (on the handle just made: no need to check it). */
 #define RUN_BLOCKING(_post_call) \
     do { \
         rcoll_request_t *req = NULL; \
         rcoll_status_t _st = (_post_call); \
-        return _st == RCOLL_OK ? rcoll_task_wait(req) : _st; \
+        return _st == RCOLL_OK ? rcoll_task_wait(rcoll__task_of(req)) : _st; \
     } while (0)
 
 RCOLL_API rcoll_status_t rcoll_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
@@ -115,7 +139,7 @@ RCOLL_API rcoll_status_t rcoll_iallreduce(const void *sendbuf, void *recvbuf, si
     CHECK(check_op(fn, dtype, op));
     CHECK(check_bytes(fn, count, dtype, 1));
     CHECK(check_buf(fn, "sendbuf", sendbuf, count));
-    CHECK(check_buf(fn, "recvbuf", recvbuf, count));
+    CHECK(check_outbuf(fn, "recvbuf", recvbuf, count));
     rcoll_coll_args_t a = { .type = RCOLL_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf,
                             .count = count, .dtype = dtype, .op = op };
     return post(comm, &a, req);
@@ -136,10 +160,10 @@ RCOLL_API rcoll_status_t rcoll_ibcast(void *buf, size_t count, rcoll_datatype_t 
     CHECK(check_dtype(fn, dtype));
     CHECK(check_root(fn, comm, root));
     CHECK(check_bytes(fn, count, dtype, 1));
-    CHECK(check_buf(fn, "buf", buf, count));
+    CHECK(check_outbuf(fn, "buf", buf, count));
     rcoll_coll_args_t a = { .type = RCOLL_COLL_BCAST, .sendbuf = buf, .recvbuf = buf,
                             .count = count, .dtype = dtype, .root = root, .in_place = 1 };
-    return rcoll_task_post(comm, &a, req);
+    return post_task(comm, &a, req);
 }
 
 RCOLL_API rcoll_status_t rcoll_bcast(void *buf, size_t count, rcoll_datatype_t dtype, int root,
@@ -154,7 +178,7 @@ RCOLL_API rcoll_status_t rcoll_ibarrier(rcoll_comm_t *comm, rcoll_request_t **re
     CHECK(check_req(fn, req));
     CHECK(check_comm(fn, comm));
     rcoll_coll_args_t a = { .type = RCOLL_COLL_BARRIER, .dtype = RCOLL_UINT8 };
-    return rcoll_task_post(comm, &a, req);
+    return post_task(comm, &a, req);
 }
 
 RCOLL_API rcoll_status_t rcoll_barrier(rcoll_comm_t *comm)
@@ -174,8 +198,8 @@ RCOLL_API rcoll_status_t rcoll_ireduce(const void *sendbuf, void *recvbuf, size_
     CHECK(check_root(fn, comm, root));
     CHECK(check_bytes(fn, count, dtype, 1));
     CHECK(check_buf(fn, "sendbuf", sendbuf, count));
-    if (comm->rank == root || sendbuf == RCOLL_IN_PLACE) {
-        CHECK(check_buf(fn, "recvbuf", recvbuf, count));
+    if (comm->rank == root || sendbuf == RCOLL_IN_PLACE || recvbuf == RCOLL_IN_PLACE) {
+        CHECK(check_outbuf(fn, "recvbuf", recvbuf, count));
     }
     rcoll_coll_args_t a = { .type = RCOLL_COLL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf,
                             .count = count, .dtype = dtype, .op = op, .root = root };
@@ -201,7 +225,7 @@ RCOLL_API rcoll_status_t rcoll_iallgather(const void *sendbuf, void *recvbuf, si
     CHECK(check_dtype(fn, dtype));
     CHECK(check_bytes(fn, count, dtype, (size_t)comm->size));
     CHECK(check_buf(fn, "sendbuf", sendbuf, count));
-    CHECK(check_buf(fn, "recvbuf", recvbuf, count));
+    CHECK(check_outbuf(fn, "recvbuf", recvbuf, count));
     rcoll_coll_args_t a = { .type = RCOLL_COLL_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf,
                             .count = count, .dtype = dtype };
     if (sendbuf == RCOLL_IN_PLACE) {
@@ -209,7 +233,7 @@ RCOLL_API rcoll_status_t rcoll_iallgather(const void *sendbuf, void *recvbuf, si
         a.in_place = 1;
         a.sendbuf = (char *)recvbuf + (size_t)comm->rank * count * rcoll_datatype_size(dtype);
     }
-    return rcoll_task_post(comm, &a, req);
+    return post_task(comm, &a, req);
 }
 
 RCOLL_API rcoll_status_t rcoll_allgather(const void *sendbuf, void *recvbuf, size_t count,
@@ -229,7 +253,7 @@ RCOLL_API rcoll_status_t rcoll_ireduce_scatter(const void *sendbuf, void *recvbu
     CHECK(check_op(fn, dtype, op));
     CHECK(check_bytes(fn, recvcount, dtype, (size_t)comm->size));
     CHECK(check_buf(fn, "sendbuf", sendbuf, recvcount));
-    CHECK(check_buf(fn, "recvbuf", recvbuf, recvcount));
+    CHECK(check_outbuf(fn, "recvbuf", recvbuf, recvcount));
     rcoll_coll_args_t a = { .type = RCOLL_COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf,
                             .count = recvcount, .dtype = dtype, .op = op };
     return post(comm, &a, req);
@@ -241,25 +265,40 @@ RCOLL_API rcoll_status_t rcoll_reduce_scatter(const void *sendbuf, void *recvbuf
     RUN_BLOCKING(rcoll_ireduce_scatter(sendbuf, recvbuf, recvcount, dtype, op, comm, &req));
 }
 
+/* The task of a request handle the user passed, or NULL (logged). */
+static rcoll_task_t *live_task(const char *fn, rcoll_request_t *req)
+{
+    rcoll_task_t *task = rcoll__task_from_handle(req);
+    if (task == NULL) {
+        rcoll_error("%s: invalid argument: the request was already completed (by rcoll_wait, or "
+                    "rcoll_test reporting it done) or is not a request", fn);
+    }
+    return task;
+}
+
 RCOLL_API rcoll_status_t rcoll_test(rcoll_request_t *req, int *done)
 {
     if (req == NULL || done == NULL) {
         rcoll_error("rcoll_test: invalid argument: %s is NULL", req == NULL ? "request" : "done");
         return RCOLL_ERR_INVALID_ARG;
     }
-    rcoll_log_enter(&req->ctx->log);
-    if (!req->done) {
-        rcoll_context_backoff(req->ctx, rcoll_context_progress(req->ctx));
-        if (!req->done) {
-            rcoll_task_check_deadline(req);
+    rcoll_task_t *task = live_task("rcoll_test", req);
+    if (task == NULL) {
+        return RCOLL_ERR_INVALID_ARG;
+    }
+    rcoll_log_enter(&task->ctx->log);
+    if (!task->done) {
+        rcoll_context_backoff(task->ctx, rcoll_context_progress(task->ctx));
+        if (!task->done) {
+            rcoll_task_check_deadline(task);
         }
     }
-    *done = req->done;
-    if (!req->done) {
+    *done = task->done;
+    if (!task->done) {
         return RCOLL_OK;
     }
-    rcoll_status_t st = req->status;
-    rcoll_task_release(req);
+    rcoll_status_t st = task->status;
+    rcoll_task_release(task);
     return st;
 }
 
@@ -269,8 +308,12 @@ RCOLL_API rcoll_status_t rcoll_wait(rcoll_request_t *req)
         rcoll_error("rcoll_wait: invalid argument: request is NULL");
         return RCOLL_ERR_INVALID_ARG;
     }
-    rcoll_log_enter(&req->ctx->log);
-    return rcoll_task_wait(req);
+    rcoll_task_t *task = live_task("rcoll_wait", req);
+    if (task == NULL) {
+        return RCOLL_ERR_INVALID_ARG;
+    }
+    rcoll_log_enter(&task->ctx->log);
+    return rcoll_task_wait(task);
 }
 
 RCOLL_API rcoll_status_t rcoll_progress(rcoll_context_t *ctx)

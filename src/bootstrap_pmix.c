@@ -225,7 +225,7 @@ static rcoll_status_t pmix_fence(rcoll_context_t *ctx)
     PMIX_LOAD_PROCID(&all, px->me.nspace, PMIX_RANK_WILDCARD);
     pmix_info_t info[2];
     bool collect = true;
-    int timeout = ctx->config.timeout > 0 ? (int)(ctx->config.timeout + 0.5) : 0;
+    int timeout = rcoll_config_timeout_int(ctx->config.timeout);
     PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
     PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
     rc = PMIx_Fence(&all, 1, info, timeout > 0 ? 2 : 1);

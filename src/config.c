@@ -89,6 +89,18 @@ static int enum_has(const char *choices, const char *word)
     return 0;
 }
 
+/* value within e's range?  If not, err says which range. */
+static int in_range(const rcoll_config_entry_t *e, double value, char *err, size_t errlen)
+{
+    if (value >= e->min && value <= e->max) {
+        return 1;
+    }
+    char range[96];
+    rcoll_config_describe(e, range, sizeof(range));
+    snprintf(err, errlen, "out of range (%s)", range);
+    return 0;
+}
+
 rcoll_status_t rcoll_config_entry_set(rcoll_config_t *cfg, const rcoll_config_entry_t *e,
                                       const char *value, char *err, size_t errlen)
 {
@@ -104,6 +116,9 @@ rcoll_status_t rcoll_config_entry_set(rcoll_config_t *cfg, const rcoll_config_en
             snprintf(err, errlen, "expected an integer");
             return RCOLL_ERR_INVALID_ARG;
         }
+        if (!in_range(e, (double)l, err, errlen)) {
+            return RCOLL_ERR_INVALID_ARG;
+        }
         *(int *)field = (int)l;
         break;
     case RCOLL_CONFIG_UINT:
@@ -112,18 +127,30 @@ rcoll_status_t rcoll_config_entry_set(rcoll_config_t *cfg, const rcoll_config_en
             snprintf(err, errlen, "expected a non-negative integer");
             return RCOLL_ERR_INVALID_ARG;
         }
+        if (!in_range(e, (double)l, err, errlen)) {
+            return RCOLL_ERR_INVALID_ARG;
+        }
         *(unsigned *)field = (unsigned)l;
         break;
-    case RCOLL_CONFIG_SIZE:
-        if (rcoll_parse_size(value, (size_t *)field) != 0) {
+    case RCOLL_CONFIG_SIZE: {
+        size_t v;
+        if (rcoll_parse_size(value, &v) != 0) {
             snprintf(err, errlen, "expected a size in bytes (suffix k, m or g allowed)");
             return RCOLL_ERR_INVALID_ARG;
         }
+        if (!in_range(e, (double)v, err, errlen)) {
+            return RCOLL_ERR_INVALID_ARG;
+        }
+        *(size_t *)field = v;
         break;
+    }
     case RCOLL_CONFIG_DOUBLE: {
         double d = strtod(value, &end);
         if (errno || end == value || *end || !isfinite(d) || d < 0) {
             snprintf(err, errlen, "expected a non-negative number");
+            return RCOLL_ERR_INVALID_ARG;
+        }
+        if (!in_range(e, d, err, errlen)) {
             return RCOLL_ERR_INVALID_ARG;
         }
         *(double *)field = d;
@@ -159,6 +186,26 @@ rcoll_status_t rcoll_config_entry_set(rcoll_config_t *cfg, const rcoll_config_en
         break;
     }
     return RCOLL_OK;
+}
+
+void rcoll_config_describe(const rcoll_config_entry_t *e, char *buf, size_t len)
+{
+    int numeric = e->type == RCOLL_CONFIG_INT || e->type == RCOLL_CONFIG_UINT ||
+                  e->type == RCOLL_CONFIG_SIZE || e->type == RCOLL_CONFIG_DOUBLE;
+    int n = 0;
+    buf[0] = '\0';
+    if (numeric) {
+        n = snprintf(buf, len, "Range %.15g to %.15g.", e->min, e->max);
+    }
+    if (n < 0 || (size_t)n >= len) {
+        return;
+    }
+    if (e->match == RCOLL_CONFIG_MATCH_VALUE) {
+        snprintf(buf + n, len - (size_t)n, "%sMust be equal on every rank.", n ? " " : "");
+    } else if (e->match == RCOLL_CONFIG_MATCH_FILE) {
+        snprintf(buf + n, len - (size_t)n, "%sThe file's contents must be equal on every rank.",
+                 n ? " " : "");
+    }
 }
 
 void rcoll_config_format(const rcoll_config_t *cfg, const rcoll_config_entry_t *e,
@@ -278,4 +325,79 @@ rcoll_status_t rcoll_config_load(const char *const *overrides, rcoll_config_t *c
     }
     warn_unknown_env();
     return RCOLL_OK;
+}
+
+/* ---- settings that must be equal on every rank ---- */
+
+int rcoll_config_match_count(void)
+{
+    int n = 0;
+    for (int t = 0; rcoll_config_tables[t] != NULL; t++) {
+        for (const rcoll_config_entry_t *e = rcoll_config_tables[t]; e->name != NULL; e++) {
+            n += e->match != RCOLL_CONFIG_MATCH_NONE;
+        }
+    }
+    return n;
+}
+
+const rcoll_config_entry_t *rcoll_config_match_entry(int i)
+{
+    for (int t = 0; rcoll_config_tables[t] != NULL; t++) {
+        for (const rcoll_config_entry_t *e = rcoll_config_tables[t]; e->name != NULL; e++) {
+            if (e->match != RCOLL_CONFIG_MATCH_NONE && i-- == 0) {
+                return e;
+            }
+        }
+    }
+    return NULL;
+}
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME  0x100000001b3ULL
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ p[i]) * FNV_PRIME;
+    }
+    return h;
+}
+
+/* The contents of the file at path ("" : no file); an unreadable file
+ * hashes by its name, so ranks that cannot read the same file still agree
+ * and the selector's own error says why. */
+static uint64_t hash_file(const char *path)
+{
+    uint64_t h = fnv1a(FNV_OFFSET, "file:", 5);
+    if (path[0] == '\0') {
+        return h;
+    }
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return fnv1a(fnv1a(h, "unreadable:", 11), path, strlen(path));
+    }
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+        h = fnv1a(h, buf, n);
+    }
+    fclose(f);
+    return h;
+}
+
+void rcoll_config_match_hashes(const rcoll_config_t *cfg, uint64_t *hashes)
+{
+    int i = 0;
+    for (int t = 0; rcoll_config_tables[t] != NULL; t++) {
+        for (const rcoll_config_entry_t *e = rcoll_config_tables[t]; e->name != NULL; e++) {
+            if (e->match == RCOLL_CONFIG_MATCH_NONE) {
+                continue;
+            }
+            char value[RCOLL_CONFIG_STR_MAX];
+            rcoll_config_format(cfg, e, value, sizeof(value));
+            hashes[i++] = e->match == RCOLL_CONFIG_MATCH_FILE
+                          ? hash_file(value) : fnv1a(FNV_OFFSET, value, strlen(value));
+        }
+    }
 }

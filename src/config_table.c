@@ -14,42 +14,47 @@ static const rcoll_config_entry_t core_table[] = {
     { "TIMEOUT", "300", "Deadline in seconds for any single wait (a collective, connection "
       "set-up, the bootstrap); 0 waits forever. On expiry the call fails with RCOLL_ERR_TIMEOUT "
       "and logs the collective, step and peer",
-      RCOLL_CONFIG_DOUBLE, F(timeout), NULL, 1 },
+      RCOLL_CONFIG_DOUBLE, F(timeout), NULL, 1, .min = 0, .max = 1e6 },
     { "EAGER_LIMIT", "16384", "Messages up to this many bytes are copied through pre-registered "
       "buffers (eager); larger ones use rendezvous (RDMA write into the receiver's buffer). "
-      "Must be equal on all ranks. Each rank pre-registers about (ranks x 8-32 + 128) buffers "
-      "of this size for the verbs transport",
-      RCOLL_CONFIG_SIZE, F(eager_limit), NULL, 0 },
+      "Each rank pre-registers about (ranks x 8-32 + 128) buffers of this size for the verbs "
+      "transport",
+      RCOLL_CONFIG_SIZE, F(eager_limit), NULL, 0, .min = 0, .max = 1 << 20,
+      .match = RCOLL_CONFIG_MATCH_VALUE },
     { "SPIN_COUNT", "1000", "Idle progress polls before a waiting rank yields the CPU "
       "(sched_yield); lower it when ranks outnumber cores",
-      RCOLL_CONFIG_UINT, F(spin_count), NULL, 1 },
+      RCOLL_CONFIG_UINT, F(spin_count), NULL, 1, .min = 0, .max = 1e9 },
     { "TRANSPORT", "auto", "Network transport: auto (UCX where it can reach the peer, raw verbs "
       "for iWARP devices or without UCX), ucx, verbs, or loop (in-memory: only ranks that are "
       "contexts in one process, for tests)",
       RCOLL_CONFIG_ENUM, F(transport), "auto|ucx|verbs|loop", 0 },
     { "SHM", "1", "Let the selector choose the shared-memory algorithms (shm) for communicators "
       "whose ranks share one node; forcing RCOLL_<COLL>_ALGORITHM=shm uses them regardless",
-      RCOLL_CONFIG_BOOL, F(shm), NULL, 0 },
+      RCOLL_CONFIG_BOOL, F(shm), NULL, 0, .match = RCOLL_CONFIG_MATCH_VALUE },
     { NULL }
 };
 
 static const rcoll_config_entry_t coll_table[] = {
     { "ALLREDUCE_ALGORITHM", "", "Force an allreduce algorithm (rcoll_info lists them); empty: "
-      "the selector chooses", RCOLL_CONFIG_STRING, F(allreduce_alg), NULL, 1 },
+      "the selector chooses", RCOLL_CONFIG_STRING, F(allreduce_alg), NULL, 1,
+      .match = RCOLL_CONFIG_MATCH_VALUE },
     { "BCAST_ALGORITHM", "", "Force a broadcast algorithm; empty: the selector chooses",
-      RCOLL_CONFIG_STRING, F(bcast_alg), NULL, 1 },
+      RCOLL_CONFIG_STRING, F(bcast_alg), NULL, 1, .match = RCOLL_CONFIG_MATCH_VALUE },
     { "BARRIER_ALGORITHM", "", "Force a barrier algorithm; empty: the selector chooses",
-      RCOLL_CONFIG_STRING, F(barrier_alg), NULL, 1 },
+      RCOLL_CONFIG_STRING, F(barrier_alg), NULL, 1, .match = RCOLL_CONFIG_MATCH_VALUE },
     { "REDUCE_ALGORITHM", "", "Force a reduce algorithm; empty: the selector chooses",
-      RCOLL_CONFIG_STRING, F(reduce_alg), NULL, 1 },
+      RCOLL_CONFIG_STRING, F(reduce_alg), NULL, 1, .match = RCOLL_CONFIG_MATCH_VALUE },
     { "ALLGATHER_ALGORITHM", "", "Force an allgather algorithm; empty: the selector chooses",
-      RCOLL_CONFIG_STRING, F(allgather_alg), NULL, 1 },
+      RCOLL_CONFIG_STRING, F(allgather_alg), NULL, 1, .match = RCOLL_CONFIG_MATCH_VALUE },
     { "REDUCE_SCATTER_ALGORITHM", "", "Force a reduce-scatter algorithm; empty: the selector "
-      "chooses", RCOLL_CONFIG_STRING, F(reduce_scatter_alg), NULL, 1 },
+      "chooses", RCOLL_CONFIG_STRING, F(reduce_scatter_alg), NULL, 1,
+      .match = RCOLL_CONFIG_MATCH_VALUE },
     { "TUNE_FILE", "", "File of selection overrides (size ranges -> algorithm); see "
-      "docs/algorithms.md", RCOLL_CONFIG_STRING, F(tune_file), NULL, 0 },
+      "docs/algorithms.md", RCOLL_CONFIG_STRING, F(tune_file), NULL, 0,
+      .match = RCOLL_CONFIG_MATCH_FILE },
     { "SEGMENT_SIZE", "65536", "Pipelining unit in bytes for segmented algorithms (ring, chain)",
-      RCOLL_CONFIG_SIZE, F(segment_size), NULL, 1 },
+      RCOLL_CONFIG_SIZE, F(segment_size), NULL, 1, .min = 1024, .max = 1 << 30,
+      .match = RCOLL_CONFIG_MATCH_VALUE },
     { NULL }
 };
 
@@ -57,13 +62,13 @@ static const rcoll_config_entry_t verbs_table[] = {
     { "NET_DEVICES", "", "RDMA devices and ports to use, dev:port[,dev:port...] (e.g. mlx5_0:1); "
       "empty: the active device nearest to the process", RCOLL_CONFIG_STRING, F(net_devices), NULL, 0 },
     { "IB_GID_INDEX", "-1", "RoCE GID index to use; -1: prefer RoCE v2 IPv4-mapped, then v2 "
-      "global IPv6, then v1", RCOLL_CONFIG_INT, F(ib_gid_index), NULL, 0 },
+      "global IPv6, then v1", RCOLL_CONFIG_INT, F(ib_gid_index), NULL, 0, .min = -1, .max = 255 },
     { "VERBS_CM", "auto", "Connection set-up for raw verbs: auto (rdma_cm for iWARP, out-of-band "
       "QP exchange for IB/RoCE), rdmacm, or oob", RCOLL_CONFIG_ENUM, F(verbs_cm), "auto|rdmacm|oob", 0 },
     { "RCACHE", "1", "Cache memory registrations of user buffers",
       RCOLL_CONFIG_BOOL, F(rcache), NULL, 0 },
     { "RCACHE_MAX", "1g", "Most bytes the registration cache keeps registered",
-      RCOLL_CONFIG_SIZE, F(rcache_max), NULL, 0 },
+      RCOLL_CONFIG_SIZE, F(rcache_max), NULL, 0, .min = 0, .max = 1099511627776.0 },
     { NULL }
 };
 

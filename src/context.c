@@ -5,10 +5,12 @@
  *
  * Address exchange: each rank contributes one blob to the bootstrap's
  * exchange: a fixed header (wire version, eager limit, host name, length
- * of the node name), the node name, then for each transport it opened an
- * entry and that transport's address.  Every rank then checks that the
- * ranks agree on the settings that must match, numbers the nodes by node
- * name, and connects.
+ * of the node name, number of must-match settings), a hash of each setting
+ * that must be equal on every rank (config.h: rcoll_config_match_hashes,
+ * tune file contents included), the node name, then for each transport it
+ * opened an entry and that transport's address.  Every rank then checks
+ * that all ranks agree on those settings (a mismatch fails init on every
+ * rank, naming the setting), numbers the nodes by node name, and connects.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,7 +108,9 @@ static rcoll_status_t open_transports(rcoll_context_t *ctx)
 static rcoll_status_t make_address(rcoll_context_t *ctx, uint8_t **out, size_t *out_len)
 {
     size_t node_len = strlen(ctx->node_name);
-    size_t total = sizeof(addr_hdr_t) + node_len;
+    int nmatch = rcoll_config_match_count();
+    size_t hashes_len = (size_t)nmatch * sizeof(uint64_t);
+    size_t total = sizeof(addr_hdr_t) + hashes_len + node_len;
     const void *addr[4];
     size_t addr_len[4];
     for (int i = 0; i < ctx->ntls; i++) {
@@ -121,11 +125,13 @@ static rcoll_status_t make_address(rcoll_context_t *ctx, uint8_t **out, size_t *
         return RCOLL_ERR_NO_MEMORY;
     }
     addr_hdr_t h = { .wire_version = RCOLL_WIRE_VERSION, .ntls = (uint32_t)ctx->ntls,
-                     .eager_limit = ctx->eager_limit, .node_len = (uint32_t)node_len };
+                     .eager_limit = ctx->eager_limit, .node_len = (uint32_t)node_len,
+                     .nmatch = (uint32_t)nmatch };
     snprintf(h.host, sizeof(h.host), "%s", ctx->hostname);
     memcpy(blob, &h, sizeof(h));
-    memcpy(blob + sizeof(h), ctx->node_name, node_len);
-    size_t off = sizeof(h) + node_len;
+    rcoll_config_match_hashes(&ctx->config, (uint64_t *)(void *)(blob + sizeof(h)));
+    memcpy(blob + sizeof(h) + hashes_len, ctx->node_name, node_len);
+    size_t off = sizeof(h) + hashes_len + node_len;
     for (int i = 0; i < ctx->ntls; i++) {
         tl_entry_t e = { .len = (uint32_t)addr_len[i], .prefer_remote = (uint32_t)ctx->tl_prefer_remote[i] };
         snprintf(e.name, sizeof(e.name), "%s", ctx->tls_ops[i]->name);
@@ -184,7 +190,7 @@ static rcoll_status_t connect_peers(rcoll_context_t *ctx, const uint8_t *mine, s
     ctx->nnodes = 0;
     /* First every node name, so each rank's node is known before choosing. */
     for (int r = 0; r < ctx->size && st == RCOLL_OK; r++) {
-        st = rcoll__addr_parse_peer(ctx, r, blobs[r], lens[r], &hs[r], &pas[r]);
+        st = rcoll__addr_parse_peer(ctx, r, blobs[r], lens[r], mine, &hs[r], &pas[r]);
         if (st == RCOLL_OK) {
             int node = node_of_name(ctx, pas, r, &pas[r]);
             ctx->node_of[r] = node >= 0 ? node : ctx->nnodes++;
@@ -414,16 +420,21 @@ RCOLL_API rcoll_status_t rcoll_finalize(rcoll_context_t *ctx)
         return RCOLL_OK;
     }
     rcoll_log_enter(&ctx->log);
-    rcoll_status_t st = RCOLL_OK;
-    if (!rcoll_list_empty(&ctx->active)) {
-        rcoll_warn("rcoll_finalize: collectives are still in flight; they are abandoned");
-        st = RCOLL_ERR_NOT_FINALIZED;
+    /* A request the user has not completed (rcoll_wait, or rcoll_test
+     * reporting it done) keeps the context: destroying it would leave the
+     * handle dangling.  Nothing is changed; finish the requests and call
+     * again. */
+    if (ctx->ntasks_live > 0) {
+        rcoll_error("rcoll_finalize: %d request(s) not yet completed by rcoll_wait or rcoll_test; "
+                    "the context is left as it was", ctx->ntasks_live);
+        return RCOLL_ERR_NOT_FINALIZED;
     }
     if (ctx->ncomms > 1) {
         rcoll_warn("rcoll_finalize: %d communicators were not freed", ctx->ncomms - 1);
     }
     /* Peers may still be sending to us: leave together. */
-    if (ctx->size > 1 && st == RCOLL_OK) {
+    rcoll_status_t st = RCOLL_OK;
+    if (ctx->size > 1) {
         st = rcoll_barrier(ctx->world);
     }
     context_destroy(ctx);

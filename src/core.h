@@ -93,6 +93,7 @@ struct rcoll_context {
     int                   p2p_pending;         /* point-to-point ops posted and not done */
     rcoll_list_t          free_tasks;          /* released tasks kept for reuse */
     int                   nfree_tasks;
+    int                   ntasks_live;         /* allocated and not yet released (task.c) */
 };
 
 /* rcoll_ctx_config (coll.h) reads the settings through a cast. */
@@ -102,7 +103,18 @@ _Static_assert(offsetof(struct rcoll_context, config) == 0, "config must come fi
 typedef struct {
     rcoll_task_t   task;
     rcoll_p2p_op_t ops[RCOLL_TASK_MAX_OPS];
+    /* Kept across reuse (task.c): the handle the user holds is the task's
+     * address tagged with gen in its low bits, and gen moves on when the
+     * task is released, so a handle used after its request completed is
+     * recognised (rcoll__task_from_handle). */
+    uint32_t       gen;
+    uint32_t       magic;
 } rcoll_task_block_t;
+
+static inline rcoll_task_block_t *rcoll_task_block(rcoll_task_t *task)
+{
+    return (rcoll_task_block_t *)(void *)task;
+}
 
 static inline rcoll_p2p_op_t *rcoll_task_ops(rcoll_task_t *task)
 {
@@ -122,6 +134,21 @@ rcoll_status_t rcoll_task_wait(rcoll_task_t *task);
 int    rcoll_task_progress(rcoll_task_t *task);           /* 1 if it finished now */
 int    rcoll_task_check_deadline(rcoll_task_t *task);    /* 1 if it timed out now */
 void   rcoll_task_release(rcoll_task_t *task);
+/* Tasks are RCOLL__TASK_ALIGN-aligned and never returned to malloc while
+ * their context lives, so a handle (the address tagged with the task's
+ * generation in the low bits) can be checked after the request is gone. */
+#define RCOLL__TASK_ALIGN 4096u
+static inline rcoll_request_t *rcoll__task_handle(rcoll_task_t *task)
+{
+    return (rcoll_request_t *)((uintptr_t)task | (rcoll_task_block(task)->gen & (RCOLL__TASK_ALIGN - 1)));
+}
+static inline rcoll_task_t *rcoll__task_of(rcoll_request_t *handle)
+{
+    return (rcoll_task_t *)((uintptr_t)handle & ~(uintptr_t)(RCOLL__TASK_ALIGN - 1));
+}
+/* The task of a live handle, or NULL for one whose request was already
+ * completed by wait/test (or that is no request at all). */
+rcoll_task_t *rcoll__task_from_handle(rcoll_request_t *handle);
 void   rcoll_p2p_recv_cb(void *arg, int peer, const void *msg, size_t len);
 void   rcoll_p2p_peer_error_cb(void *arg, int peer, rcoll_status_t status, const char *reason);
 void   rcoll_p2p_cancel_task(rcoll_task_t *task);

@@ -60,6 +60,24 @@ static void fill_hdr(rcoll_wire_hdr_t *h, const rcoll_p2p_op_t *op, int type)
     h->step = op->step;
     h->src = (uint32_t)op->task->comm->rank;
     h->len = op->len;
+    h->sig = op->task->sig;
+}
+
+/* The peer sent h for another call than op's task (a different
+ * collective, count, datatype, op or root; 0: the core's own protocols,
+ * not checked): fail op with PROTOCOL and return 1. */
+static void op_fail(rcoll_p2p_op_t *op, rcoll_status_t st, const char *why);
+
+static int sig_mismatch(rcoll_p2p_op_t *op, const rcoll_wire_hdr_t *h)
+{
+    if (h->sig == op->task->sig || h->sig == 0 || op->task->sig == 0) {
+        return 0;
+    }
+    char why[160];
+    snprintf(why, sizeof(why), "the peer called a different collective, count, datatype, op or "
+             "root (signature %08x, this rank %08x)", h->sig, op->task->sig);
+    op_fail(op, RCOLL_ERR_PROTOCOL, why);
+    return 1;
 }
 
 static const char *op_what(const rcoll_p2p_op_t *op)
@@ -149,6 +167,9 @@ static void put_done(rcoll_tl_completion_t *comp, rcoll_status_t st)
 /* The sender has the receiver's RTR: check it and start the write. */
 static void start_put(rcoll_p2p_op_t *op, const rcoll_wire_hdr_t *rtr, const void *rkey)
 {
+    if (sig_mismatch(op, rtr)) {
+        return;
+    }
     if (rtr->len != op->len) {
         char why[128];
         snprintf(why, sizeof(why), "the receiver advertised %llu bytes (RTR), this rank sends %zu",
@@ -269,7 +290,9 @@ rcoll_status_t rcoll_task_recv(rcoll_task_t *task, int peer, uint32_t step, void
     }
     unexpected_t *u = find_unexpected(ctx, op, RCOLL_MSG_EAGER);
     if (u != NULL) {
-        if (op->rndv || u->hdr.len != len) {
+        if (sig_mismatch(op, &u->hdr)) {
+            /* failed */
+        } else if (op->rndv || u->hdr.len != len) {
             char why[128];
             snprintf(why, sizeof(why), "peer sent %llu bytes, %zu expected (mismatched counts or "
                      "RCOLL_EAGER_LIMIT?)", (unsigned long long)u->hdr.len, len);
@@ -360,6 +383,9 @@ static void on_eager(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h,
         return;
     }
     rcoll_list_del(&op->link);
+    if (sig_mismatch(op, h)) {
+        return;
+    }
     if (op->state != RCOLL_P2P_POSTED || body_len != op->len) {
         char why[128];
         snprintf(why, sizeof(why), "peer sent %zu bytes eagerly, %zu expected%s", body_len, op->len,
@@ -394,6 +420,9 @@ static void on_fin(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h)
         return;
     }
     rcoll_list_del(&op->link);
+    if (sig_mismatch(op, h)) {
+        return;
+    }
     if (h->len != op->len) {
         /* The sender refused to write: it has h->len bytes, not op->len. */
         char why[128];

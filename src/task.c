@@ -8,8 +8,14 @@
 #include "core.h"
 #include "reduce.h"
 
-#define RCOLL_FREE_TASKS_MAX 16
+#define RCOLL_TASK_MAGIC 0x7a5c0de5u
 
+/*
+ * Released tasks go back to ctx->free_tasks and are freed only with the
+ * context (so there are at most as many as requests were ever outstanding
+ * at once): a handle kept after its request completed then still points at
+ * a task, whose generation tells that the handle is stale.
+ */
 static rcoll_task_t *task_alloc(rcoll_context_t *ctx)
 {
     rcoll_task_t *task;
@@ -18,12 +24,16 @@ static rcoll_task_t *task_alloc(rcoll_context_t *ctx)
         rcoll_list_del(e);
         ctx->nfree_tasks--;
         task = rcoll_container_of(e, rcoll_task_t, link);
-    } else if (posix_memalign((void **)&task, 64, sizeof(rcoll_task_block_t)) != 0) {
+    } else if (posix_memalign((void **)&task, RCOLL__TASK_ALIGN, sizeof(rcoll_task_block_t)) != 0) {
         return NULL;
+    } else {
+        rcoll_task_block(task)->gen = 0;
+        rcoll_task_block(task)->magic = RCOLL_TASK_MAGIC;
     }
     /* The task, not its op slots: they are set as ops are posted. */
     memset(task, 0, sizeof(*task));
     rcoll_list_init(&task->link);
+    ctx->ntasks_live++;
     return task;
 }
 
@@ -32,12 +42,19 @@ static void task_free(rcoll_task_t *task)
     rcoll_context_t *ctx = task->ctx;
     free(task->scratch);
     task->scratch = NULL;
-    if (ctx->nfree_tasks < RCOLL_FREE_TASKS_MAX) {
-        rcoll_list_add_tail(&ctx->free_tasks, &task->link);
-        ctx->nfree_tasks++;
-    } else {
-        free(task);
+    rcoll_list_add_tail(&ctx->free_tasks, &task->link);
+    ctx->nfree_tasks++;
+}
+
+rcoll_task_t *rcoll__task_from_handle(rcoll_request_t *handle)
+{
+    rcoll_task_t *task = rcoll__task_of(handle);
+    uintptr_t tag = (uintptr_t)handle & (RCOLL__TASK_ALIGN - 1);
+    if (task == NULL || rcoll_task_block(task)->magic != RCOLL_TASK_MAGIC ||
+        (rcoll_task_block(task)->gen & (RCOLL__TASK_ALIGN - 1)) != tag) {
+        return NULL;
     }
+    return task;
 }
 
 void *rcoll_task_scratch(rcoll_task_t *task, size_t size)
@@ -117,6 +134,18 @@ static void local_copy(const rcoll_coll_args_t *a)
     }
 }
 
+/* A 32-bit signature of what the caller asked for (collective, count,
+ * datatype, op, root), never 0: it travels in every message (wire.h) and
+ * shm slot word (shm.h), so ranks whose calls differ notice instead of
+ * exchanging the wrong bytes. */
+static inline uint32_t call_sig(const rcoll_coll_args_t *a)
+{
+    uint64_t what = (uint64_t)a->type | (uint64_t)a->dtype << 8 | (uint64_t)a->op << 16 |
+                    (uint64_t)(uint32_t)a->root << 24;
+    uint64_t x = a->count * 0x9e3779b97f4a7c15ull + what * 0xbf58476d1ce4e5b9ull;
+    return (uint32_t)(x >> 32) | 1;
+}
+
 rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args, rcoll_task_t **out)
 {
     rcoll_context_t *ctx = comm->ctx;
@@ -143,9 +172,11 @@ rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args
         return RCOLL_OK;
     }
     task->seq = comm->next_seq++;
+    task->sig = call_sig(args);
     task->alg = rcoll_select(task);
     if (task->alg == NULL) {
         comm->nactive--;
+        ctx->ntasks_live--;
         task_free(task);
         return RCOLL_ERR_INVALID_ARG;
     }
@@ -237,6 +268,8 @@ rcoll_status_t rcoll_task_wait(rcoll_task_t *task)
 void rcoll_task_release(rcoll_task_t *task)
 {
     if (!task->zombie) {
+        rcoll_task_block(task)->gen++;    /* the handle the user held is stale from now on */
+        task->ctx->ntasks_live--;
         task->comm->nactive--;
         if (task->inflight_tl > 0) {
             /* The transport still holds a completion inside this task. */

@@ -1,25 +1,18 @@
 /* wire.c - encode and validate message headers (layout in wire.h). */
+#include <endian.h>
 #include <stdio.h>
 #include <string.h>
 #include "wire.h"
 #include "transport.h"
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
-static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = v >> (8 * i); }
-static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = v >> (8 * i); }
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
+/* Little-endian fields through memcpy: one load or store each on the
+ * usual hosts, byte order fixed on any. */
+static void put16(uint8_t *p, uint16_t v) { v = htole16(v); memcpy(p, &v, sizeof(v)); }
+static void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, sizeof(v)); }
+static void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, sizeof(v)); }
+static uint16_t get16(const uint8_t *p) { uint16_t v; memcpy(&v, p, sizeof(v)); return le16toh(v); }
+static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, sizeof(v)); return le32toh(v); }
+static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, sizeof(v)); return le64toh(v); }
 
 void rcoll_wire_encode(const rcoll_wire_hdr_t *h, void *buf)
 {
@@ -33,6 +26,8 @@ void rcoll_wire_encode(const rcoll_wire_hdr_t *h, void *buf)
     put32(p + 20, h->src);
     put64(p + 24, h->len);
     put64(p + 32, h->addr);
+    put32(p + 40, h->sig);
+    put32(p + 44, 0);
 }
 
 const char *rcoll_msg_type_name(int type)
@@ -62,6 +57,7 @@ rcoll_status_t rcoll_wire_decode(const void *msg, size_t msg_len, rcoll_wire_hdr
     h->src = get32(p + 20);
     h->len = get64(p + 24);
     h->addr = get64(p + 32);
+    h->sig = get32(p + 40);
     if (h->version != RCOLL_WIRE_VERSION) {
         snprintf(err, errlen, "wire version %u, expected %u (mixed rcoll versions?)",
                  h->version, RCOLL_WIRE_VERSION);

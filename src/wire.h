@@ -1,7 +1,7 @@
 /*
  * wire.h - the header of every message between ranks.
  *
- * Fixed 40-byte little-endian layout, encoded and decoded field by field so
+ * Fixed 48-byte little-endian layout, encoded and decoded field by field so
  * that no struct padding or host byte order leaks onto the wire:
  *   off size field
  *     0    1 type      EAGER | RTR | FIN
@@ -14,6 +14,11 @@
  *    24    8 len       EAGER: payload bytes after the header; RTR: bytes of
  *                      the advertised region; FIN: bytes written
  *    32    8 addr      RTR: address of the advertised region
+ *    40    4 sig       signature of the collective call (type, count,
+ *                      datatype, op, root; task.c), 0 for the core's own
+ *                      protocols: a receiver whose call has another one
+ *                      fails the message with RCOLL_ERR_PROTOCOL
+ *    44    4 reserved  0
  */
 #ifndef RCOLL_WIRE_H
 #define RCOLL_WIRE_H
@@ -22,8 +27,8 @@
 #include <stdint.h>
 #include "rcoll.h"
 
-#define RCOLL_WIRE_VERSION  1
-#define RCOLL_WIRE_HDR_SIZE 40
+#define RCOLL_WIRE_VERSION  2
+#define RCOLL_WIRE_HDR_SIZE 48
 
 typedef enum {
     RCOLL_MSG_EAGER = 1,   /* header + payload */
@@ -41,6 +46,7 @@ typedef struct rcoll_wire_hdr {
     uint32_t src;
     uint64_t len;
     uint64_t addr;
+    uint32_t sig;
 } rcoll_wire_hdr_t;
 
 /* Write hdr into buf (RCOLL_WIRE_HDR_SIZE bytes). */

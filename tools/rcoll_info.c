@@ -30,11 +30,13 @@ static void print_config(const rcoll_config_t *cfg)
         for (const rcoll_config_entry_t *e = rcoll_config_tables[t]; e->name != NULL; e++) {
             char value[RCOLL_CONFIG_STR_MAX];
             char envname[96];
+            char rules[160];
             rcoll_config_format(cfg, e, value, sizeof(value));
+            rcoll_config_describe(e, rules, sizeof(rules));
             snprintf(envname, sizeof(envname), "RCOLL_%s", e->name);
-            printf("%-32s = %-12s (default: %s%s)\n    %s\n", envname, value[0] ? value : "\"\"",
+            printf("%-32s = %-12s (default: %s%s)\n    %s%s%s\n", envname, value[0] ? value : "\"\"",
                    e->defval[0] ? e->defval : "\"\"", getenv(envname) ? ", set in environment" : "",
-                   e->doc);
+                   e->doc, rules[0] ? ". " : "", rules);
         }
     }
 }
@@ -44,8 +46,11 @@ static void print_markdown(void)
     printf("| Variable | Default | Meaning |\n|---|---|---|\n");
     for (int t = 0; rcoll_config_tables[t] != NULL; t++) {
         for (const rcoll_config_entry_t *e = rcoll_config_tables[t]; e->name != NULL; e++) {
-            printf("| `RCOLL_%s` | %s | %s%s |\n", e->name, e->defval[0] ? e->defval : "(empty)",
-                   e->doc, e->runtime ? " (also settable with `rcoll_config_set`)" : "");
+            char rules[160];
+            rcoll_config_describe(e, rules, sizeof(rules));
+            printf("| `RCOLL_%s` | %s | %s%s%s%s |\n", e->name, e->defval[0] ? e->defval : "(empty)",
+                   e->doc, rules[0] ? ". " : "", rules,
+                   e->runtime ? " (also settable with `rcoll_config_set`)" : "");
         }
     }
 }

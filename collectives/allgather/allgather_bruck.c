@@ -9,29 +9,30 @@
 #include <string.h>
 #include "coll.h"
 #include "allgather_ranks.h"
+#include "engines/dissemination.h"
 #include "selector_cost.h"
 
 typedef struct {
-    int   d;        /* distance of the current round */
-    int   k;        /* round */
-    char *tmp;
+    rcoll__dissem_t rounds;
+    size_t          blk;    /* bytes per rank */
+    char           *tmp;
 } ag_bruck_state_t;
 RCOLL_ALG_STATE_CHECK(ag_bruck_state_t);
 
 enum { PH_START = 0, PH_ROUNDS };
 
-static rcoll_status_t ag_bruck_round(rcoll_task_t *task, const ag_bruck_state_t *st, size_t blk)
+static rcoll_status_t ag_bruck_round(rcoll_task_t *task, int d, int k, void *arg)
 {
+    const ag_bruck_state_t *st = arg;
     int p = rcoll_task_size(task), j = rcoll_task_rank(task);
-    size_t len = (size_t)rcoll_ag_bruck_nblk(st->d, p) * blk;
+    size_t len = (size_t)rcoll_ag_bruck_nblk(d, p) * st->blk;
     rcoll_status_t s;
 
-    s = rcoll_task_recv(task, rcoll_ag_bruck_recv_peer(j, st->d, p), (uint32_t)st->k,
-                        st->tmp + (size_t)st->d * blk, len);
+    s = rcoll_task_recv(task, rcoll_ag_bruck_recv_peer(j, d, p), (uint32_t)k,
+                        st->tmp + (size_t)d * st->blk, len);
     if (s != RCOLL_OK)
         return s;
-    return rcoll_task_send(task, rcoll_ag_bruck_send_peer(j, st->d, p), (uint32_t)st->k,
-                           st->tmp, len);
+    return rcoll_task_send(task, rcoll_ag_bruck_send_peer(j, d, p), (uint32_t)k, st->tmp, len);
 }
 
 static rcoll_status_t ag_bruck_progress(rcoll_task_t *task)
@@ -50,28 +51,13 @@ static rcoll_status_t ag_bruck_progress(rcoll_task_t *task)
             return RCOLL_ERR_NO_MEMORY;
         }
         memcpy(st->tmp, task->args.in_place ? buf + (size_t)j * blk : task->args.sendbuf, blk);
-        st->d = 1;
-        st->k = 0;
-        if (st->d < p) {
-            s = ag_bruck_round(task, st, blk);
-            if (s != RCOLL_OK)
-                return s;
-        }
+        st->blk = blk;
+        rcoll__dissem_init(&st->rounds);
         task->phase = PH_ROUNDS;
         /* fall through */
     case PH_ROUNDS:
-        while (st->d < p) {
-            s = rcoll_task_test(task);
-            if (s != RCOLL_OK)
-                return s;
-            st->d <<= 1;
-            st->k++;
-            if (st->d < p) {
-                s = ag_bruck_round(task, st, blk);
-                if (s != RCOLL_OK)
-                    return s;
-            }
-        }
+        if ((s = rcoll__dissem_progress(task, &st->rounds, ag_bruck_round, st)) != RCOLL_OK)
+            return s;
         /* position i -> block (j + i) mod p */
         memcpy(buf + (size_t)j * blk, st->tmp, (size_t)(p - j) * blk);
         memcpy(buf, st->tmp + (size_t)(p - j) * blk, (size_t)j * blk);

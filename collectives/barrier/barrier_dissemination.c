@@ -4,63 +4,35 @@
  */
 #include "coll.h"
 #include "barrier_ranks.h"
+#include "engines/dissemination.h"
 #include "selector_cost.h"
 
 typedef struct {
-    int  d;         /* distance of the current round */
-    int  k;         /* round */
-    char dummy;     /* a valid address for the zero-byte messages */
+    rcoll__dissem_t rounds;
+    char            dummy;     /* a valid address for the zero-byte messages */
 } barrier_diss_state_t;
 RCOLL_ALG_STATE_CHECK(barrier_diss_state_t);
 
-enum { PH_START = 0, PH_ROUNDS };
-
-static rcoll_status_t barrier_diss_round(rcoll_task_t *task, barrier_diss_state_t *st)
+static rcoll_status_t barrier_diss_round(rcoll_task_t *task, int d, int k, void *dummy)
 {
     int p = rcoll_task_size(task), j = rcoll_task_rank(task);
     rcoll_status_t s;
 
-    s = rcoll_task_recv(task, rcoll_bar_recv_peer(j, st->d, p), (uint32_t)st->k, &st->dummy, 0);
+    s = rcoll_task_recv(task, rcoll_bar_recv_peer(j, d, p), (uint32_t)k, dummy, 0);
     if (s != RCOLL_OK)
         return s;
-    return rcoll_task_send(task, rcoll_bar_send_peer(j, st->d, p), (uint32_t)st->k, &st->dummy, 0);
+    return rcoll_task_send(task, rcoll_bar_send_peer(j, d, p), (uint32_t)k, dummy, 0);
 }
 
 static rcoll_status_t barrier_diss_progress(rcoll_task_t *task)
 {
     barrier_diss_state_t *st = rcoll_task_state(task, barrier_diss_state_t);
-    int p = rcoll_task_size(task);
-    rcoll_status_t s;
 
-    switch (task->phase) {
-    case PH_START:
-        st->d = 1;
-        st->k = 0;
-        if (st->d < p) {
-            s = barrier_diss_round(task, st);
-            if (s != RCOLL_OK)
-                return s;
-        }
-        task->phase = PH_ROUNDS;
-        /* fall through */
-    case PH_ROUNDS:
-        while (st->d < p) {
-            s = rcoll_task_test(task);
-            if (s != RCOLL_OK)
-                return s;
-            st->d <<= 1;
-            st->k++;
-            if (st->d < p) {
-                s = barrier_diss_round(task, st);
-                if (s != RCOLL_OK)
-                    return s;
-            }
-        }
-        return RCOLL_OK;
-    default:
-        rcoll_error("barrier dissemination: bad phase %d", task->phase);
-        return RCOLL_ERR_INTERNAL;
+    if (task->phase == 0) {
+        rcoll__dissem_init(&st->rounds);
+        task->phase = 1;
     }
+    return rcoll__dissem_progress(task, &st->rounds, barrier_diss_round, &st->dummy);
 }
 
 /* ceil(log2 p) rounds of one empty message; round k sends 2^k ranks ahead. */

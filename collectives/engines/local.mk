@@ -1,5 +1,5 @@
 # engines/: the schedules that algorithms compose (fold, recursive halving /
-# doubling / gather, ring, binomial); see engines/engine.h.
+# doubling / gather, ring, binomial, dissemination rounds); see engines/engine.h.
 librcoll_coll_la_SOURCES += \
     collectives/engines/engine.c \
     collectives/engines/fold.c \
@@ -9,4 +9,4 @@ librcoll_coll_la_SOURCES += \
     collectives/engines/shm_pipe.c
 noinst_HEADERS += collectives/engines/engine.h collectives/engines/fold.h \
     collectives/engines/recursive.h collectives/engines/ring.h collectives/engines/binomial.h \
-    collectives/engines/shm_pipe.h
+    collectives/engines/shm_pipe.h collectives/engines/dissemination.h

@@ -29,32 +29,53 @@
 
 /* ---- slots ---- */
 
-/* Collective k's n bytes from src into this rank's slot, once every rank is
- * through k - 2, then announce them.  0 while some rank is not. */
-static inline int rcoll__shm_slot_write(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t k,
+/* Collective op->k's n bytes from src into this rank's slot, once every
+ * rank is through k - 2, then announce them (with the call's signature,
+ * shm.h).  0 while some rank is not. */
+static inline int rcoll__shm_slot_write(rcoll_task_t *task, const rcoll__shm_op_t *op,
                                         const void *src, size_t n)
 {
-    if (!rcoll__shm_slots_free(task, sh, k)) {
+    rcoll__shm_t *sh = op->sh;
+    if (!rcoll__shm_slots_free(task, sh, op->k)) {
         return 0;
     }
-    memcpy(rcoll__shm_slot_data(sh, sh->me, k, n), src, n);
-    atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, k), k, memory_order_release);
+    memcpy(rcoll__shm_slot_data(sh, sh->me, op->k, n), src, n);
+    atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, op->k), op->word, memory_order_release);
     return 1;
 }
 
-/* Rank q's n bytes of collective k, or NULL (task->wait_peer set) while q
- * has not written them.  q arriving at k shows it finished k - 1. */
-static inline const char *rcoll__shm_slot_read(rcoll_task_t *task, rcoll__shm_t *sh, int q,
-                                               uint64_t k, size_t n)
+/* Rank q's slot holds collective k with another signature: the ranks
+ * called different collectives (or counts, datatypes, ops, roots).  Sets
+ * op->error (logged). */
+void rcoll__shm_slot_mismatch(rcoll_task_t *task, rcoll__shm_op_t *op, int q, uint64_t word);
+
+/* Rank q's n bytes of collective op->k, or NULL while q has not written
+ * them (task->wait_peer set) or wrote them for a different call (op->error
+ * set): the caller returns rcoll__shm_not_read(op).  q arriving at k shows
+ * it finished k - 1. */
+static inline const char *rcoll__shm_slot_read(rcoll_task_t *task, rcoll__shm_op_t *op, int q,
+                                               size_t n)
 {
-    if (atomic_load_explicit(rcoll__shm_slot_seq(sh, q, k), memory_order_acquire) != k) {
-        rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_ARRIVE);
+    rcoll__shm_t *sh = op->sh;
+    uint64_t k = op->k, w = atomic_load_explicit(rcoll__shm_slot_seq(sh, q, k), memory_order_acquire);
+    if (w != op->word) {
+        if ((w & RCOLL__SHM_K_MASK) == (k & RCOLL__SHM_K_MASK)) {
+            rcoll__shm_slot_mismatch(task, op, q, w);
+        } else {
+            rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_ARRIVE);
+        }
         return NULL;
     }
     if (sh->fin[q] < k - 1) {
         sh->fin[q] = k - 1;
     }
     return rcoll__shm_slot_data(sh, q, k, n);
+}
+
+/* What a progress function returns when rcoll__shm_slot_read gave NULL. */
+static inline rcoll_status_t rcoll__shm_not_read(const rcoll__shm_op_t *op)
+{
+    return op->error != RCOLL_OK ? op->error : RCOLL_INPROGRESS;
 }
 
 /* ---- per-rank flags of a chunk ---- */

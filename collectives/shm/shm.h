@@ -111,10 +111,29 @@ void rcoll__shm_free(rcoll_comm_t *comm);
 
 /* A shm algorithm's per-task bookkeeping; first member of its state. */
 typedef struct {
-    rcoll__shm_t *sh;
-    uint64_t      k;
-    int           stage;
+    rcoll__shm_t  *sh;
+    uint64_t       k;
+    uint64_t       word;      /* k's slot word: k and this call's signature */
+    int            stage;
+    rcoll_status_t error;     /* a peer's slot showed a different call (shm_pipe.h) */
 } rcoll__shm_op_t;
+
+/*
+ * Slot words: collective k's slot word holds k in its low
+ * RCOLL__SHM_K_BITS bits and 24 bits of the call's signature (collective,
+ * count, datatype, op, root: task->sig) above, so a reader that finds k with another
+ * signature knows the ranks called different collectives and fails with
+ * RCOLL_ERR_PROTOCOL instead of reading the wrong bytes.  Checking costs
+ * nothing on the fast path: the reader compares the whole word with the
+ * one it expects and looks closer only when they differ.
+ */
+#define RCOLL__SHM_K_BITS 40
+#define RCOLL__SHM_K_MASK ((1ull << RCOLL__SHM_K_BITS) - 1)
+
+static inline uint64_t rcoll__shm_slot_word(uint64_t k, uint64_t sig)
+{
+    return (k & RCOLL__SHM_K_MASK) | (sig & 0xffffff) << RCOLL__SHM_K_BITS;
+}
 
 /*
  * RCOLL_OK once the task may use the segment: the communicator is all on

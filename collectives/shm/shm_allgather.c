@@ -40,11 +40,10 @@ static void copy_own(rcoll_task_t *task, size_t n)
 static rcoll_status_t ag_small(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
 {
     rcoll__shm_t *sh = S->op.sh;
-    uint64_t k = S->op.k;
     const char *data;
 
     if (task->phase == 0) {
-        if (!rcoll__shm_slot_write(task, sh, k, task->args.sendbuf, n)) {
+        if (!rcoll__shm_slot_write(task, &S->op, task->args.sendbuf, n)) {
             return RCOLL_INPROGRESS;
         }
         copy_own(task, n);
@@ -55,8 +54,8 @@ static rcoll_status_t ag_small(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
         if (q == sh->me) {
             continue;
         }
-        if ((data = rcoll__shm_slot_read(task, sh, q, k, n)) == NULL) {
-            return RCOLL_INPROGRESS;
+        if ((data = rcoll__shm_slot_read(task, &S->op, q, n)) == NULL) {
+            return rcoll__shm_not_read(&S->op);
         }
         rcoll__shm_prefetch(data, n);
         memcpy((char *)task->args.recvbuf + (size_t)q * n, data, n);

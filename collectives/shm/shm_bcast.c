@@ -28,16 +28,15 @@ static rcoll_status_t bc_small(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
 {
     rcoll__shm_t *sh = S->op.sh;
     int root = task->args.root;
-    uint64_t k = S->op.k;
     const char *data;
 
     if (sh->me == root) {
-        if (!rcoll__shm_slot_write(task, sh, k, task->args.recvbuf, n)) {
+        if (!rcoll__shm_slot_write(task, &S->op, task->args.recvbuf, n)) {
             return RCOLL_INPROGRESS;
         }
     } else {
-        if ((data = rcoll__shm_slot_read(task, sh, root, k, n)) == NULL) {
-            return RCOLL_INPROGRESS;
+        if ((data = rcoll__shm_slot_read(task, &S->op, root, n)) == NULL) {
+            return rcoll__shm_not_read(&S->op);
         }
         rcoll__shm_prefetch(data, n);
         memcpy(task->args.recvbuf, data, n);

@@ -216,6 +216,7 @@ rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op)
             }
             sh = op->sh = rcoll_coll_comm(comm)->shm;
             op->k = ++sh->next_op;
+            op->word = rcoll__shm_slot_word(op->k, task->sig);
             op->stage = ST_SETUP;
             break;
         case ST_ORDER:

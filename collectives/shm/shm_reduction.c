@@ -35,7 +35,7 @@ static rcoll_status_t ar_small(rcoll_task_t *task, ar_shm_state_t *S, size_t n, 
     uint64_t k = S->op.k;
 
     if (task->phase == PH_START) {
-        if (!rcoll__shm_slot_write(task, sh, k, a->sendbuf, n)) {
+        if (!rcoll__shm_slot_write(task, &S->op, a->sendbuf, n)) {
             return RCOLL_INPROGRESS;
         }
         task->phase = PH_GATHER;
@@ -50,9 +50,9 @@ static rcoll_status_t ar_small(rcoll_task_t *task, ar_shm_state_t *S, size_t n, 
                                                 : rcoll__shm_slot_data(sh, (_q), k, n))
     for (; S->next < sh->p; S->next++) {
         int q = S->next;
-        const char *data = rcoll__shm_slot_read(task, sh, q, k, n);
+        const char *data = rcoll__shm_slot_read(task, &S->op, q, n);
         if (data == NULL) {
-            return RCOLL_INPROGRESS;
+            return rcoll__shm_not_read(&S->op);
         }
         if (q != sh->me || a->in_place) {
             rcoll__shm_prefetch(data, n);

@@ -7,7 +7,8 @@
  * Input: byte 0 picks the mode, byte 1 the setting; the rest is the value,
  * or for a list, lines of KEY=VALUE.  Oracles: a rejected value leaves the
  * settings untouched and says why; an accepted one changes no byte outside
- * its own field, and formatting it and parsing that again gives the same text.
+ * its own field, lies inside the setting's range (exactly, not through a
+ * double), and formatting it and parsing that again gives the same text.
  */
 #include "fuzz_util.h"
 #include "config.h"
@@ -22,6 +23,7 @@ static rcoll_config_t defaults;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    fuzz_clear_env();
     for (int t = 0; rcoll_config_tables[t] != NULL; t++) {
         for (const rcoll_config_entry_t *e = rcoll_config_tables[t]; e->name != NULL; e++) {
             if (nentries < MAX_ENTRIES) {
@@ -65,6 +67,18 @@ static void one_value(const rcoll_config_entry_t *e, const char *value)
                memcmp((char *)&cfg + off + n, (char *)&defaults + off + n,
                       sizeof(cfg) - off - n) == 0,
                "RCOLL_%s='%s' changed bytes outside its field", e->name, value);
+    long double v = 0;
+    int numeric = 1;
+    switch (e->type) {
+    case RCOLL_CONFIG_INT:    v = *(const int *)((char *)&cfg + off); break;
+    case RCOLL_CONFIG_UINT:   v = *(const unsigned *)((char *)&cfg + off); break;
+    case RCOLL_CONFIG_SIZE:   v = *(const size_t *)((char *)&cfg + off); break;   /* exact: 64-bit mantissa */
+    case RCOLL_CONFIG_DOUBLE: v = *(const double *)((char *)&cfg + off); break;
+    default:                  numeric = 0; break;
+    }
+    FUZZ_CHECK(!numeric || (v >= (long double)e->min && v <= (long double)e->max),
+               "RCOLL_%s='%s' accepted as %Lg, outside its range %g to %g", e->name, value, v,
+               e->min, e->max);
     rcoll_config_format(&cfg, e, s1, sizeof(s1));
     FUZZ_CHECK(rcoll_config_entry_set(&cfg2, e, s1, err, sizeof(err)) == RCOLL_OK,
                "RCOLL_%s='%s' accepted, but its formatted value '%s' is not: %s", e->name, value,

@@ -16,7 +16,7 @@
  * Input: byte 0 and 1: the number of ops of each script (0-7); 2 bytes per
  * op; then commands until the input ends (see run_command): a raw message,
  * a message built from a few fields (type, communicator, sequence, step,
- * length; a length that lies; a header cut short), the last message again,
+ * length, call signature; a length that lies; a header cut short), the last message again,
  * cut short, or with a valid key of a rank-1 buffer (RTR), progress, a
  * peer failure reported by the transport, releasing the scripts' second
  * stage.
@@ -42,6 +42,7 @@
 #define COMM_B   0x7e57000000000002ull
 #define MAXMSG   (RCOLL_WIRE_HDR_SIZE + 512)
 #define TARGET   256             /* the rank-1 buffer a forged RTR may point the victim at */
+#define SIG_A    0x5157a001u     /* the call signature of the collective on COMM_A; COMM_B's is 0 */
 
 static const size_t lens[8] = { 0, 1, 7, 8, 63, 64, 65, 200 };
 
@@ -82,6 +83,7 @@ static void *member(void *arg)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    fuzz_clear_env();
     pthread_t t[NRANKS];
     pthread_barrier_init(&bar, NULL, NRANKS);
     for (intptr_t r = 0; r < NRANKS; r++) {
@@ -110,6 +112,7 @@ typedef struct {
 
 typedef struct {
     sop_t          ops[8];
+    uint32_t       sig;          /* the call signature its messages carry (0: none) */
     int            nops, posted, go;
     rcoll_status_t fail;
     rcoll_task_t  *task;
@@ -119,6 +122,7 @@ typedef struct {
 static rcoll_status_t script_progress(rcoll_task_t *task)
 {
     script_t *s = (script_t *)(uintptr_t)task->args.sendbuf;
+    task->sig = s->sig;          /* rcoll_task_post_alg leaves it 0 */
     if (s->fail != RCOLL_OK) {
         return s->fail;
     }
@@ -278,10 +282,13 @@ static size_t build(run_t *run, fuzz_in_t *in, uint8_t *msg, int *peer, int real
         h.addr = (uint64_t)(uintptr_t)(run->target + CANARY) + (uint64_t)(int64_t)delta;
         h.len = lens[(c >> 3) & 7] + (c & 0x80 ? TARGET : 0);
         h.rkey_len = (uint16_t)run->target_key_len;
+        h.sig = h.comm_id == COMM_A ? SIG_A : 0;
         rcoll_wire_encode(&h, msg);
         memcpy(msg + RCOLL_WIRE_HDR_SIZE, run->target_key, run->target_key_len);
         return RCOLL_WIRE_HDR_SIZE + run->target_key_len;
     }
+    static const uint32_t sigs[3] = { 0, SIG_A, SIG_A ^ 2 };
+    h.sig = ((c >> 2) & 3) == 3 ? (uint32_t)fuzz_u64(in) : sigs[(c >> 2) & 3];
     if (c & 1) {
         h.len = fuzz_u64(in);                      /* a length that may lie */
     }
@@ -470,6 +477,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     script_read(&run.s[0], &in, n0);
     script_read(&run.s[1], &in, n1);
     rcoll_log_enter(&run.ctx->log);
+    run.s[0].sig = SIG_A;
     script_start(&run.s[0], comm_make(run.ctx, COMM_A, 0));
     script_start(&run.s[1], comm_make(run.ctx, COMM_B, 1));
     while (in.left > 0) {

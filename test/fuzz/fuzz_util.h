@@ -41,6 +41,29 @@ static inline void fuzz_fail(const char *file, int line, const char *cond, const
     abort();
 }
 
+/* Unset every RCOLL_* variable but RCOLL_TEST_*: a target's settings are
+ * the defaults and its own, whatever the suite exports around it. */
+static inline void fuzz_clear_env(void)
+{
+    extern char **environ;
+    char name[256];
+    for (int again = 1; again;) {
+        again = 0;
+        for (char **e = environ; e != NULL && *e != NULL; e++) {
+            const char *eq = strchr(*e, '=');
+            size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
+            if (strncmp(*e, "RCOLL_", 6) == 0 && strncmp(*e, "RCOLL_TEST_", 11) != 0 &&
+                n < sizeof(name)) {
+                memcpy(name, *e, n);
+                name[n] = '\0';
+                unsetenv(name);
+                again = 1;       /* environ changed under us: start over */
+                break;
+            }
+        }
+    }
+}
+
 typedef struct {
     const uint8_t *p;
     size_t         left;

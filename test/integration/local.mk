@@ -10,7 +10,7 @@ INTEG_LINKOPTS = -no-install
 noinst_PROGRAMS += test/integration/coll_check test/integration/comm_check \
                    test/integration/nb_check test/integration/timeout_check \
                    test/integration/oob_threads test/integration/group_check \
-                   test/integration/node_check
+                   test/integration/node_check test/integration/mismatch_check
 test_integration_coll_check_SOURCES = test/integration/coll_check.c \
     test/integration/coll_cases.c $(INTEG_COMMON)
 test_integration_coll_check_LDADD = $(INTEG_LDADD)
@@ -37,3 +37,6 @@ test_integration_group_check_SOURCES = test/integration/group_check.c $(INTEG_CO
 test_integration_group_check_LDADD = $(INTEG_LDADD)
 test_integration_group_check_LDFLAGS = $(INTEG_LINKOPTS)
 dist_noinst_SCRIPTS += test/integration/run.sh
+test_integration_mismatch_check_SOURCES = test/integration/mismatch_check.c $(INTEG_COMMON)
+test_integration_mismatch_check_LDADD = $(INTEG_LDADD)
+test_integration_mismatch_check_LDFLAGS = $(INTEG_LINKOPTS)

@@ -3,9 +3,10 @@
 # counts.  Run from an in-tree build (binaries are found next to this script).
 #
 #   test/integration/run.sh [--launcher rcollrun|mpirun|srun] [--ranks "1 2 3 4 5 8"]
-#                           [--quick] [--label NAME] [--only "coll comm group nb timeout oob"]
+#                           [--quick] [--label NAME]
+#                           [--only "coll comm group nb timeout mismatch oob"]
 #                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
-#                           [--nodes "SPEC..."]
+#                           [--nodes "SPEC..."] [--srun-nodes "SPEC..."]
 #
 #   --launcher  rcollrun (default): tools/rcollrun/rcollrun -n N
 #               mpirun: Open MPI's mpirun --allow-run-as-root --oversubscribe -n N
@@ -16,8 +17,10 @@
 #   --only      which programs: coll (coll_check), comm (comm_check),
 #               group (group_check), nb (nb_check), node (node_check:
 #               rcoll_comm_split_node), timeout (timeout_check, for N >= 2),
-#               oob (oob_threads: 4 threads with rcoll_init_oob contexts in
-#               one process, started once without the launcher); default all
+#               mismatch (mismatch_check, then mismatch_check --no-shm, for
+#               N >= 2), oob (oob_threads: 4 threads with rcoll_init_oob
+#               contexts in one process, started once without the launcher);
+#               default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
 #   --nodes     emulated nodes (rcollrun only, as root): one launch set per
@@ -25,6 +28,13 @@
 #               ranks), N1,N2,... (ranks per node), or K (K nodes, rank
 #               counts from --ranks).  Each set also checks, once, that UCX
 #               joins ranks of different nodes over tcp and reports no error.
+#   --srun-nodes  Slurm nodes (srun only; test/launchers/slurm-up --nodes K
+#               brings up K nodes on this host): one launch set per SPEC,
+#               each under srun -N K.  SPEC: KxP (srun -N K
+#               --ntasks-per-node P -n K*P) or K (srun -N K -n N, N from
+#               --ranks, N >= K).  Each set also checks, once, that every
+#               rank's rcoll reports K node(s) (RCOLL_LOG_LEVEL=info) and
+#               that node_check finds the ranks on K nodes.
 #
 # Every launch runs under `timeout`: a hang is a failure, reported as such.
 # Exported RCOLL_* variables (RCOLL_TRANSPORT, RCOLL_NET_DEVICES,
@@ -42,12 +52,13 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout oob"
+only="coll comm group nb node timeout mismatch oob"
 coll_args=()
 limit_override=""
 
 nodes=""
-usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; }
+srun_nodes=""
+usage() { sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -60,6 +71,7 @@ while [ $# -gt 0 ]; do
     --algs) coll_args+=(--algs "${2:?}"); shift ;;
     --timeout) limit_override=${2:?}; shift ;;
     --nodes) nodes=${2:?}; shift ;;
+    --srun-nodes) srun_nodes=${2:?}; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -72,6 +84,23 @@ rcollrun|mpirun|srun) ;;
 esac
 if [ -n "$nodes" ] && [ "$launcher" != rcollrun ]; then
     echo "run.sh: --nodes needs --launcher rcollrun" >&2; exit 2
+fi
+if [ -n "$srun_nodes" ]; then
+    [ "$launcher" = srun ] || { echo "run.sh: --srun-nodes needs --launcher srun" >&2; exit 2; }
+    for spec in $srun_nodes; do
+        [[ $spec =~ ^[1-9][0-9]*(x[1-9][0-9]*)?$ ]] ||
+            { echo "run.sh: --srun-nodes: '$spec' is not K or KxP" >&2; exit 2; }
+    done
+    nodes=$srun_nodes
+    # srun -N K on a cluster with fewer nodes queues for ever: say so now.
+    need=0
+    for spec in $srun_nodes; do [ "${spec%x*}" -gt "$need" ] && need=${spec%x*}; done
+    have=$(timeout 20 sinfo -h -N -o %N 2>/dev/null | sort -u | wc -l)
+    if [ "$have" -lt "$need" ]; then
+        echo "run.sh: --srun-nodes needs $need Slurm nodes, sinfo shows $have" \
+             "(test/launchers/slurm-up --nodes $need brings them up on this host)" >&2
+        exit 2
+    fi
 fi
 
 export RCOLL_TIMEOUT=${RCOLL_TIMEOUT:-60}
@@ -91,7 +120,8 @@ launch_cmd() {
     rcollrun) cmd=("$top/tools/rcollrun/rcollrun" -n "$n" ${node_arg:+--nodes "$node_arg"}
                    --timeout "$limit" -- "$@") ;;
     mpirun) cmd=(mpirun --allow-run-as-root --oversubscribe -n "$n" "$@") ;;
-    srun) cmd=(srun --mpi=pmix -n "$n" --overcommit "$@") ;;
+    srun) cmd=(srun --mpi=pmix ${node_arg:+-N "$node_arg"} ${srun_ppn:+--ntasks-per-node "$srun_ppn"}
+               -n "$n" --overcommit "$@") ;;
     esac
 }
 
@@ -157,6 +187,10 @@ run_set() {
     if wants timeout && [ "$n" -ge 2 ]; then
         run_one timeout_check "$n" 120 "$here/timeout_check"
     fi
+    if wants mismatch && [ "$n" -ge 2 ]; then
+        run_one mismatch_check "$n" 180 "$here/mismatch_check"
+        run_one "mismatch_check --no-shm" "$n" 180 "$here/mismatch_check" --no-shm
+    fi
     return 0
 }
 
@@ -178,13 +212,42 @@ ucx_lanes() {
     fi
 }
 
+# srun_spread N: under srun -N node_arg, every rank's rcoll must report
+# node_arg node(s) and node_check must find the ranks on node_arg nodes
+# (their SLURMD_NODENAME), so the launch really spans the nodes.
+srun_spread() {
+    local n=$1 log t0 secs k=$node_arg bad=""
+    log="$logdir/srun-spread-n$n-nodes$k.log"
+    launch_cmd "$n" env RCOLL_LOG_LEVEL=info "$here/node_check"
+    t0=$(date +%s%N)
+    echo "+ ${cmd[*]}" > "$log"
+    timeout --kill-after=10 120 "${cmd[@]}" >> "$log" 2>&1 < /dev/null || bad="exit status $?"
+    secs=$(( ($(date +%s%N) - t0) / 100000000 ))
+    secs=$((secs / 10)).$((secs % 10))
+    [ -n "$bad" ] || grep -q "^node_check: $n ranks on $k node(s) ok" "$log" ||
+        bad="node_check did not find $n ranks on $k nodes"
+    [ -n "$bad" ] || [ "$(grep -c "initialised .*, $k node(s)," "$log")" = "$n" ] ||
+        bad="not every rank's rcoll reports $k node(s)"
+    if [ -z "$bad" ]; then
+        printf 'ok   %s rcoll sees %s nodes n=%s nodes=%s (%s s)\n' "$label" "$k" "$n" "$k" "$secs"
+        passed=$((passed + 1))
+    else
+        printf 'FAIL %s rcoll sees %s nodes n=%s nodes=%s (%s s): %s; log %s\n' \
+            "$label" "$k" "$n" "$k" "$secs" "$bad" "$log"
+        grep -E 'initialised|node_check|FAIL|rror' "$log" | tail -n 12 | sed 's/^/     | /'
+        failed=$((failed + 1))
+    fi
+}
+
 node_arg=""
+srun_ppn=""
 if [ -z "$nodes" ]; then
     for n in $ranks; do run_set "$n"; done
 else
     for spec in $nodes; do
         case "$spec" in
-        *x*) node_arg=${spec%x*}; set_ranks=$(( ${spec%x*} * ${spec#*x} )) ;;
+        *x*) node_arg=${spec%x*}; set_ranks=$(( ${spec%x*} * ${spec#*x} ))
+             [ "$launcher" = srun ] && srun_ppn=${spec#*x} ;;
         *,*) node_arg=$spec; set_ranks=$(( ${spec//,/+} )) ;;
         *) node_arg=$spec; set_ranks=$ranks ;;
         esac
@@ -193,8 +256,13 @@ else
                 continue     # fewer ranks than nodes
             fi
             run_set "$n"
-            [ "$node_arg" != 1 ] && ucx_lanes "$n"
+            if [ "$launcher" = srun ]; then
+                srun_spread "$n"
+            elif [ "$node_arg" != 1 ]; then
+                ucx_lanes "$n"
+            fi
         done
+        srun_ppn=""
     done
     node_arg=""
 fi

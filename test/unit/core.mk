@@ -12,3 +12,10 @@ test_unit_test_comm_SOURCES = test/unit/test_comm.c
 test_unit_test_comm_CFLAGS = $(UNIT_CFLAGS)
 test_unit_test_comm_LDFLAGS = $(UNIT_LDFLAGS)
 test_unit_test_comm_LDADD = $(UNIT_LDADD)
+# point-to-point matching when a peer fails (src/p2p.c), without a transport
+check_PROGRAMS += test/unit/test_p2p_failed
+TESTS += test/unit/test_p2p_failed
+test_unit_test_p2p_failed_SOURCES = test/unit/test_p2p_failed.c
+test_unit_test_p2p_failed_CFLAGS = $(UNIT_CFLAGS)
+test_unit_test_p2p_failed_LDFLAGS = $(UNIT_LDFLAGS)
+test_unit_test_p2p_failed_LDADD = $(UNIT_LDADD)

@@ -178,6 +178,12 @@ static int child_init_bad_config(void)
         {"=5", NULL}, {"RCOLL_TIMEOUT=soon", NULL}, {"RCOLL_LOG_LEVEL=loud", NULL},
         {"RCOLL_EAGER_LIMIT=12q", NULL}, {"RCOLL_TRANSPORT=carrier-pigeon", NULL},
         {"RCOLL_EAGER_LIMIT=-5", NULL},
+        /* out of the table's ranges (issue 12: 2^63 overflowed the verbs buffer arithmetic) */
+        {"RCOLL_EAGER_LIMIT=9223372036854775808", NULL}, {"RCOLL_EAGER_LIMIT=2m", NULL},
+        {"RCOLL_TIMEOUT=3e9", NULL}, {"RCOLL_TIMEOUT=1e300", NULL},
+        {"RCOLL_SEGMENT_SIZE=0", NULL}, {"RCOLL_SEGMENT_SIZE=16g", NULL},
+        {"RCOLL_IB_GID_INDEX=256", NULL}, {"RCOLL_IB_GID_INDEX=-2", NULL},
+        {"RCOLL_SPIN_COUNT=2000000000", NULL}, {"RCOLL_RCACHE_MAX=2000g", NULL},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         rcoll_context_t *ctx = SENTINEL_CTX;
@@ -202,6 +208,55 @@ static void test_init_bad_config(void **state)
 {
     (void)state;
     assert_int_equal(in_child(child_init_bad_config), 0);
+}
+
+/* The values at the ends of each range are accepted; the refusal of one
+ * outside names the setting and its range in the log. */
+static int child_init_range_edges(void)
+{
+    unset_launch_env();
+    static const char *const good[] = {"RCOLL_EAGER_LIMIT=1m", "RCOLL_EAGER_LIMIT=0",
+                                       "RCOLL_TIMEOUT=1e6", "RCOLL_SEGMENT_SIZE=1k",
+                                       "RCOLL_SEGMENT_SIZE=1g", "RCOLL_IB_GID_INDEX=255",
+                                       "RCOLL_IB_GID_INDEX=-1"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        const char *const cfg[] = {good[i], NULL};
+        rcoll_context_t *ctx = NULL;
+        rcoll_status_t st = rcoll_init(cfg, &ctx);
+        if (st != RCOLL_OK) {
+            fprintf(stderr, "rcoll_init({\"%s\"}) returned %s\n", good[i], rcoll_strerror(st));
+            return 10 + (int)i;
+        }
+        CHILD_EXPECT(rcoll_finalize(ctx) == RCOLL_OK, 30);
+    }
+    char path[] = "/tmp/rcoll_test_api_XXXXXX";
+    int fd = mkstemp(path);
+    CHILD_EXPECT(fd >= 0, 31);
+    unlink(path);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    setenv("RCOLL_EAGER_LIMIT", "9223372036854775808", 1);
+    rcoll_context_t *ctx = SENTINEL_CTX;
+    rcoll_status_t st = rcoll_init(NULL, &ctx);
+    fflush(stderr);
+    dup2(saved, 2);
+    CHILD_EXPECT(st == RCOLL_ERR_INVALID_ARG && ctx == SENTINEL_CTX, 32);
+    char log[4096] = "";
+    ssize_t n = pread(fd, log, sizeof(log) - 1, 0);
+    CHILD_EXPECT(n > 0, 33);
+    log[n] = '\0';
+    if (strstr(log, "RCOLL_EAGER_LIMIT") == NULL || strstr(log, "1048576") == NULL) {
+        fprintf(stderr, "the refusal does not name the setting and its range:\n%s", log);
+        return 34;
+    }
+    return 0;
+}
+
+static void test_init_range_edges(void **state)
+{
+    (void)state;
+    assert_int_equal(in_child(child_init_range_edges), 0);
 }
 
 static int child_init_config_precedence(void)
@@ -445,6 +500,34 @@ static void test_validate_allgather_reduce_scatter(void **state)
     EXPECT_INVALID(rcoll_ireduce_scatter(sbuf, rbuf, N, RCOLL_INT32, RCOLL_SUM, world, NULL));
 }
 
+/* RCOLL_IN_PLACE is only a send buffer: as a receive buffer or as bcast's
+ * buffer it is refused (issue 12: it was taken as address 0x1). */
+static void test_validate_in_place(void **state)
+{
+    (void)state;
+    rcoll_request_t *req;
+    void *IP = (void *)RCOLL_IN_PLACE;
+    EXPECT_INVALID(rcoll_allreduce(sbuf, IP, N, RCOLL_INT32, RCOLL_SUM, world));
+    EXPECT_INVALID(rcoll_allreduce(RCOLL_IN_PLACE, IP, N, RCOLL_INT32, RCOLL_SUM, world));
+    EXPECT_INVALID(rcoll_iallreduce(sbuf, IP, N, RCOLL_INT32, RCOLL_SUM, world, &req));
+    EXPECT_INVALID(rcoll_bcast(IP, N, RCOLL_INT32, 0, world));
+    EXPECT_INVALID(rcoll_ibcast(IP, N, RCOLL_INT32, 0, world, &req));
+    EXPECT_INVALID(rcoll_reduce(sbuf, IP, N, RCOLL_INT32, RCOLL_SUM, 0, world));
+    EXPECT_INVALID(rcoll_reduce(RCOLL_IN_PLACE, IP, N, RCOLL_INT32, RCOLL_SUM, 0, world));
+    EXPECT_INVALID(rcoll_allgather(sbuf, IP, N, RCOLL_INT32, world));
+    EXPECT_INVALID(rcoll_allgather(RCOLL_IN_PLACE, IP, N, RCOLL_INT32, world));
+    EXPECT_INVALID(rcoll_iallgather(sbuf, IP, N, RCOLL_INT32, world, &req));
+    EXPECT_INVALID(rcoll_reduce_scatter(sbuf, IP, N, RCOLL_INT32, RCOLL_SUM, world));
+    EXPECT_INVALID(rcoll_ireduce_scatter(RCOLL_IN_PLACE, IP, N, RCOLL_INT32, RCOLL_SUM, world, &req));
+    /* count 0 as well: the buffer is never meaningful */
+    EXPECT_INVALID(rcoll_bcast(IP, 0, RCOLL_INT32, 0, world));
+    EXPECT_INVALID(rcoll_allreduce(sbuf, IP, 0, RCOLL_INT32, RCOLL_SUM, world));
+    /* where it is allowed it still works */
+    fill_patterns();
+    assert_int_equal(rcoll_allreduce(RCOLL_IN_PLACE, rbuf, N, RCOLL_INT32, RCOLL_SUM, world), RCOLL_OK);
+    assert_memory_equal(rbuf, rpat, N * 4);
+}
+
 static void test_validate_requests_and_comms(void **state)
 {
     (void)state;
@@ -469,6 +552,79 @@ static void test_validate_requests_and_comms(void **state)
     assert_int_equal(rcoll_comm_free(world), RCOLL_ERR_INVALID_ARG);   /* owned by the context */
     assert_int_equal(rcoll_comm_size(world), 1);                        /* and still usable */
     assert_int_equal(rcoll_barrier(world), RCOLL_OK);
+}
+
+/* A request is gone once waited (or tested done): using its handle again
+ * is refused with INVALID_ARG, and the requests made after it stay
+ * distinct (issue 12: a second wait put the request on the free list
+ * twice, so two later requests became one object). */
+static void test_request_reuse(void **state)
+{
+    (void)state;
+    int done = 7;
+    rcoll_request_t *req = NULL, *r2 = NULL, *r3 = NULL;
+    assert_int_equal(rcoll_ibarrier(world, &req), RCOLL_OK);
+    assert_int_equal(rcoll_wait(req), RCOLL_OK);
+    assert_int_equal(rcoll_wait(req), RCOLL_ERR_INVALID_ARG);
+    assert_int_equal(rcoll_test(req, &done), RCOLL_ERR_INVALID_ARG);
+    assert_int_equal(done, 7);
+    /* the next two requests are two objects, each completing once */
+    int32_t a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8}, ra[4] = {0}, rb[4] = {0};
+    assert_int_equal(rcoll_iallreduce(a, ra, 4, RCOLL_INT32, RCOLL_SUM, world, &r2), RCOLL_OK);
+    assert_int_equal(rcoll_iallreduce(b, rb, 4, RCOLL_INT32, RCOLL_SUM, world, &r3), RCOLL_OK);
+    assert_true(r2 != r3);
+    assert_true(r2 != req && r3 != req);
+    assert_int_equal(rcoll_wait(req), RCOLL_ERR_INVALID_ARG);   /* stale, not r2 or r3 */
+    assert_int_equal(rcoll_test(r3, &done), RCOLL_OK);
+    assert_int_equal(done, 1);
+    assert_int_equal(rcoll_test(r3, &done), RCOLL_ERR_INVALID_ARG);
+    assert_int_equal(rcoll_wait(r3), RCOLL_ERR_INVALID_ARG);
+    assert_int_equal(rcoll_wait(r2), RCOLL_OK);
+    assert_int_equal(rcoll_wait(r2), RCOLL_ERR_INVALID_ARG);
+    assert_memory_equal(ra, a, sizeof(a));
+    assert_memory_equal(rb, b, sizeof(b));
+    /* many reuses of the same storage later, the first handle is still stale */
+    for (int i = 0; i < 100; i++) {
+        rcoll_request_t *r = NULL;
+        assert_int_equal(rcoll_ibarrier(world, &r), RCOLL_OK);
+        assert_true(r != req);
+        assert_int_equal(rcoll_wait(r), RCOLL_OK);
+    }
+    assert_int_equal(rcoll_wait(req), RCOLL_ERR_INVALID_ARG);
+    /* and the context still works */
+    assert_int_equal(rcoll_barrier(world), RCOLL_OK);
+}
+
+/* rcoll_finalize with a request not yet completed by wait/test refuses,
+ * and leaves the context whole: the request can still be waited for, the
+ * context used and then finalized (issue 12: it was destroyed anyway). */
+static int child_finalize_active(void)
+{
+    unset_launch_env();
+    rcoll_context_t *c = NULL;
+    CHILD_EXPECT(rcoll_init(NULL, &c) == RCOLL_OK, 10);
+    rcoll_comm_t *w = rcoll_comm_world(c), *d = NULL;
+    rcoll_request_t *req = NULL, *req2 = NULL;
+    CHILD_EXPECT(rcoll_ibarrier(w, &req) == RCOLL_OK, 11);
+    CHILD_EXPECT(rcoll_finalize(c) == RCOLL_ERR_NOT_FINALIZED, 12);
+    CHILD_EXPECT(rcoll_context_size(c) == 1, 13);
+    CHILD_EXPECT(rcoll_wait(req) == RCOLL_OK, 14);
+    /* a request on another communicator counts as well */
+    CHILD_EXPECT(rcoll_comm_dup(w, &d) == RCOLL_OK, 15);
+    int32_t x = 3, y = 0;
+    CHILD_EXPECT(rcoll_iallreduce(&x, &y, 1, RCOLL_INT32, RCOLL_SUM, d, &req2) == RCOLL_OK, 16);
+    CHILD_EXPECT(rcoll_finalize(c) == RCOLL_ERR_NOT_FINALIZED, 17);
+    CHILD_EXPECT(rcoll_wait(req2) == RCOLL_OK && y == 3, 18);
+    CHILD_EXPECT(rcoll_comm_free(d) == RCOLL_OK, 19);
+    CHILD_EXPECT(rcoll_barrier(w) == RCOLL_OK, 20);
+    CHILD_EXPECT(rcoll_finalize(c) == RCOLL_OK, 21);
+    return 0;
+}
+
+static void test_finalize_active(void **state)
+{
+    (void)state;
+    assert_int_equal(in_child(child_finalize_active), 0);
 }
 
 static void test_config_set(void **state)
@@ -504,6 +660,12 @@ static void test_config_set(void **state)
     assert_int_equal(rcoll_config_set(ctx, "RCOLL_TIMEOUT", "soon"), RCOLL_ERR_INVALID_ARG);
     assert_true(atof(rcoll_config_get(ctx, "RCOLL_TIMEOUT")) == 45.0);   /* unchanged */
     assert_int_equal(rcoll_config_set(ctx, "RCOLL_LOG_LEVEL", "loud"), RCOLL_ERR_INVALID_ARG);
+    /* outside the range: refused, the old value kept */
+    assert_int_equal(rcoll_config_set(ctx, "RCOLL_TIMEOUT", "3e9"), RCOLL_ERR_INVALID_ARG);
+    assert_true(atof(rcoll_config_get(ctx, "RCOLL_TIMEOUT")) == 45.0);
+    assert_int_equal(rcoll_config_set(ctx, "RCOLL_SEGMENT_SIZE", "0"), RCOLL_ERR_INVALID_ARG);
+    assert_int_equal(rcoll_config_set(ctx, "RCOLL_SEGMENT_SIZE", "16g"), RCOLL_ERR_INVALID_ARG);
+    assert_int_equal(strtoull(rcoll_config_get(ctx, "RCOLL_SEGMENT_SIZE"), NULL, 10), 65536);
     /* set once at init: changing it later is not supported */
     assert_int_equal(rcoll_config_set(ctx, "RCOLL_TRANSPORT", "ucx"), RCOLL_ERR_NOT_SUPPORTED);
     assert_int_equal(rcoll_config_set(ctx, "RCOLL_EAGER_LIMIT", "4096"), RCOLL_ERR_NOT_SUPPORTED);
@@ -646,8 +808,10 @@ int main(void)
         cmocka_unit_test(test_datatypes_and_ops),
         cmocka_unit_test(test_algorithms),
         cmocka_unit_test(test_init_bad_config),
+        cmocka_unit_test(test_init_range_edges),
         cmocka_unit_test(test_init_config_precedence),
         cmocka_unit_test(test_launch_without_pmix),
+        cmocka_unit_test(test_finalize_active),
     };
     const struct CMUnitTest with_ctx[] = {
         cmocka_unit_test(test_singleton_identity),
@@ -655,7 +819,9 @@ int main(void)
         cmocka_unit_test(test_validate_bcast_barrier),
         cmocka_unit_test(test_validate_reduce),
         cmocka_unit_test(test_validate_allgather_reduce_scatter),
+        cmocka_unit_test(test_validate_in_place),
         cmocka_unit_test(test_validate_requests_and_comms),
+        cmocka_unit_test(test_request_reuse),
         cmocka_unit_test(test_config_set),
         cmocka_unit_test(test_count_zero),
         cmocka_unit_test(test_singleton_copies),

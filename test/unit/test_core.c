@@ -22,7 +22,7 @@ static void test_wire_roundtrip(void **state)
     uint8_t buf[256];
     rcoll_wire_hdr_t h = { .type = RCOLL_MSG_EAGER, .version = RCOLL_WIRE_VERSION, .seq = 0xdeadbeef,
                            .comm_id = 0x0123456789abcdefULL, .step = 77, .src = 5, .len = 3,
-                           .addr = 0 }, out;
+                           .addr = 0, .sig = 0xa1b2c3d4 }, out;
     const void *body;
     size_t body_len;
     char err[128];
@@ -37,6 +37,8 @@ static void test_wire_roundtrip(void **state)
     assert_true(out.comm_id == h.comm_id);
     assert_int_equal(out.step, 77);
     assert_int_equal(out.src, 5);
+    assert_int_equal(buf[40], 0xd4);              /* the call's signature at 40 */
+    assert_int_equal(out.sig, 0xa1b2c3d4);
     assert_int_equal(body_len, 3);
     assert_memory_equal(body, "abc", 3);
 
@@ -181,6 +183,52 @@ static void test_config_table_consistent(void **state)
     assert_non_null(rcoll_config_find("RCOLL_EAGER_LIMIT"));
 }
 
+/* RCOLL_TIMEOUT as PMIx's int seconds: never an out-of-range cast (issue
+ * 12: above INT_MAX it was undefined behaviour), never 0 unless it is 0. */
+static void test_timeout_int(void **state)
+{
+    (void)state;
+    assert_int_equal(rcoll_config_timeout_int(0), 0);
+    assert_int_equal(rcoll_config_timeout_int(-3), 0);
+    assert_int_equal(rcoll_config_timeout_int(0.2), 1);
+    assert_int_equal(rcoll_config_timeout_int(2.4), 2);
+    assert_int_equal(rcoll_config_timeout_int(2.5), 3);
+    assert_int_equal(rcoll_config_timeout_int(300), 300);
+    assert_int_equal(rcoll_config_timeout_int(2147483646.4), 2147483646);
+    assert_int_equal(rcoll_config_timeout_int(2147483647.0), 2147483647);
+    assert_int_equal(rcoll_config_timeout_int(3e9), 2147483647);
+    assert_int_equal(rcoll_config_timeout_int(1e300), 2147483647);
+}
+
+/* Every numeric setting has a range, and its default lies inside it. */
+static void test_config_ranges(void **state)
+{
+    (void)state;
+    rcoll_config_t cfg;
+    char err[160], desc[160];
+    for (int t = 0; rcoll_config_tables[t] != NULL; t++) {
+        for (const rcoll_config_entry_t *e = rcoll_config_tables[t]; e->name != NULL; e++) {
+            int numeric = e->type == RCOLL_CONFIG_INT || e->type == RCOLL_CONFIG_UINT ||
+                          e->type == RCOLL_CONFIG_SIZE || e->type == RCOLL_CONFIG_DOUBLE;
+            if (!numeric)
+                continue;
+            if (!(e->min < e->max))
+                fail_msg("RCOLL_%s has no range", e->name);
+            memset(&cfg, 0, sizeof(cfg));
+            if (rcoll_config_entry_set(&cfg, e, e->defval, err, sizeof(err)) != RCOLL_OK)
+                fail_msg("RCOLL_%s: default '%s' refused: %s", e->name, e->defval, err);
+            rcoll_config_describe(e, desc, sizeof(desc));
+            assert_non_null(strstr(desc, "Range "));
+        }
+    }
+    /* a refused value leaves the field as it was */
+    const rcoll_config_entry_t *e = rcoll_config_find("EAGER_LIMIT");
+    cfg.eager_limit = 77;
+    assert_int_equal(rcoll_config_entry_set(&cfg, e, "9223372036854775808", err, sizeof(err)),
+                     RCOLL_ERR_INVALID_ARG);
+    assert_int_equal(cfg.eager_limit, 77);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -190,6 +238,8 @@ int main(void)
         cmocka_unit_test(test_config_defaults_env_overrides),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_config_table_consistent),
+        cmocka_unit_test(test_config_ranges),
+        cmocka_unit_test(test_timeout_int),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
