@@ -17,7 +17,8 @@
  * op; then commands until the input ends (see run_command): a raw message,
  * a message built from a few fields (type, communicator, sequence, step,
  * length, call signature; a length that lies; a header cut short), the last message again,
- * cut short, or with a valid key of a rank-1 buffer (RTR), progress, a
+ * cut short, or with a valid key of a rank-1 buffer (RTR; one field of the
+ * key may be forged), progress, a
  * peer failure reported by the transport, releasing the scripts' second
  * stage.
  *
@@ -285,6 +286,11 @@ static size_t build(run_t *run, fuzz_in_t *in, uint8_t *msg, int *peer, int real
         h.sig = h.comm_id == COMM_A ? SIG_A : 0;
         rcoll_wire_encode(&h, msg);
         memcpy(msg + RCOLL_WIRE_HDR_SIZE, run->target_key, run->target_key_len);
+        size_t field = b & 7;                      /* 1-6: forge one field of the loop key */
+        if (field >= 1 && 8 * field <= run->target_key_len) {
+            uint64_t v = fuzz_u64(in);
+            memcpy(msg + RCOLL_WIRE_HDR_SIZE + 8 * (field - 1), &v, sizeof(v));
+        }
         return RCOLL_WIRE_HDR_SIZE + run->target_key_len;
     }
     static const uint32_t sigs[3] = { 0, SIG_A, SIG_A ^ 2 };
@@ -293,6 +299,9 @@ static size_t build(run_t *run, fuzz_in_t *in, uint8_t *msg, int *peer, int real
         h.len = fuzz_u64(in);                      /* a length that may lie */
     }
     if (h.type == RCOLL_MSG_RTR) {
+        if (body == 0) {
+            body = sizeof(loop_rkey_t);            /* a key of the loop backend's size */
+        }
         h.addr = fuzz_u64(in);
         h.rkey_len = (uint16_t)body;
     } else if (h.type == RCOLL_MSG_FIN) {
