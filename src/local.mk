@@ -10,6 +10,7 @@ librcoll_core_la_SOURCES = \
     src/config_table.c \
     src/config_api.c \
     src/context.c \
+    src/addr_blob.c \
     src/bootstrap_pmix.c \
     src/bootstrap_oob.c \
     src/binding.c \
@@ -28,6 +29,6 @@ librcoll_core_la_SOURCES = \
     src/reduce.c \
     src/reduce_half.c \
     src/reduce_half.h
-noinst_HEADERS = src/bootstrap.h src/core.h src/wire.h \
+noinst_HEADERS = src/bootstrap.h src/core.h src/wire.h src/addr_blob.h \
     common/binding.h common/config.h common/list.h common/log.h common/reduce.h common/status.h \
     transports/transport.h collectives/coll.h
