@@ -151,7 +151,9 @@ static void run_case(rcoll_context_t *ctx, const case_t *k, const char *path)
         printf("mismatch_check rank %d: %s (%s): %s\n", wrank, k->what, path, rcoll_strerror(st));
     free(sbuf);
     free(rbuf);
-    /* comm is left as it is: after a mismatch it may be unusable */
+    /* comm is not used again (after a mismatch it may be unusable), but it
+     * is freed: freeing is local, and a leak would fail the ASan stage */
+    rcoll_comm_free(comm);
     st = rcoll_barrier(world);
     if (st != RCOLL_OK)
         check_fatal("mismatch_check", wrank, "the barrier after a case", st);

@@ -57,7 +57,12 @@ void rcollrun_where_scan(int rank, const char *line, size_t len)
     static const char key[] = "(world rank ";
     for (const char *p = m; (p = memmem(p, (size_t)(end - p), key, sizeof(key) - 1)) != NULL;) {
         p += sizeof(key) - 1;
-        int w = atoi(p);
+        /* the line is not NUL-terminated: read the digits within it */
+        int w = 0, digits = 0;
+        for (; p < end && *p >= '0' && *p <= '9' && digits < 9; p++, digits++)
+            w = w * 10 + (*p - '0');
+        if (digits == 0)
+            continue;
         const char *semi = memchr(p, ';', (size_t)(end - p));
         size_t n = (size_t)((semi ? semi : end) - p);
         if (w < 0 || w >= RCOLLRUN_MAX_RANKS)
