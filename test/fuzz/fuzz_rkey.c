@@ -43,11 +43,15 @@ static void check_wire(const uint8_t *data, size_t size)
                    (unsigned long long)h.len, body_len);
         break;
     case RCOLL_MSG_RTR:
+    case RCOLL_MSG_RTS:       /* the pull protocol's offer: header + read key */
         FUZZ_CHECK(h.rkey_len == body_len && body_len > 0 && body_len <= RCOLL_TL_RKEY_MAX,
-                   "RTR key %u, body %zu", h.rkey_len, body_len);
+                   "RTR/RTS key %u, body %zu", h.rkey_len, body_len);
         break;
     case RCOLL_MSG_FIN:
-        FUZZ_CHECK(body_len == 0 && h.rkey_len == 0, "FIN with a body");
+    case RCOLL_MSG_DONE:
+    case RCOLL_MSG_WITHDRAW:
+    case RCOLL_MSG_DECLINE:
+        FUZZ_CHECK(body_len == 0 && h.rkey_len == 0, "type %u with a body", h.type);
         break;
     default:
         FUZZ_CHECK(0, "accepted type %u", h.type);
