@@ -17,6 +17,7 @@ typedef struct {
     const rcoll_tl_ops_t *ops;
     int                   split_nodes;   /* 1: ranks 0 and 1 are on different nodes */
     rcoll_config_t        config;
+    unsigned              caps;          /* the backend's RCOLL_TL_CAP_*, asked once by main */
 } ct_run_t;
 
 typedef struct {
@@ -73,8 +74,9 @@ double ct_now(void);
  * (0: done); close both. */
 int  ct_pair_up(const ct_run_t *run, ct_ep_t *a, ct_ep_t *b);
 void ct_pair_down(ct_ep_t *a, ct_ep_t *b);
-/* Whether the backend claims capability cap (RCOLL_TL_CAP_*), asked of a
- * throw-away instance. */
+/* Whether the backend claims capability cap (RCOLL_TL_CAP_*): run->caps,
+ * which main asks of an instance in a child process of its own, so that no
+ * case's process opens the backend more than its case does. */
 int  ct_has_cap(const ct_run_t *run, unsigned cap);
 
 /* The cases (cases.c, get_cases.c, dead_peer.c): 0 passed, 1 failed (ct_fail

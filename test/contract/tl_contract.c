@@ -56,6 +56,28 @@ static const struct {
       "shared-memory keepalive does not report a dead peer within 30 s" },
 };
 
+/* The backend's capabilities, asked of an instance opened in a child
+ * process (0 if it does not open: the cases then fail on their own). */
+static unsigned probe_caps(const ct_run_t *run)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        ct_ep_t ep;
+        unsigned caps = 0;
+        if (ct_open(run, &ep, 0) == 0) {
+            caps = run->ops->caps(ep.tl);
+            ct_close(&ep);
+        }
+        _exit((int)(caps & 0x7f));
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+        return 0;
+    }
+    return (unsigned)WEXITSTATUS(status);
+}
+
 /* Whether UCX_TLS lets UCX use a shared-memory transport (unset: it does). */
 static int ucx_shm_on(void)
 {
@@ -191,12 +213,10 @@ int main(int argc, char **argv)
         return 0;
     }
     int pass = 0, fail = 0;
-    unsigned caps = 0;
-    ct_ep_t probe;
-    if (ct_open(&run, &probe, 0) == 0) {
-        caps = run.ops->caps(probe.tl);
-        ct_close(&probe);
-    }
+    /* No endpoint is opened in this process: the cases run in children it
+     * forks, and a verbs instance opened here first (rdma_cm on siw) broke
+     * every case after it.  The capabilities are asked in a child too. */
+    run.caps = probe_caps(&run);
     for (int c = 0; c < NCASES; c++) {
         int wanted = argi == argc;
         for (int i = argi; i < argc; i++) {
@@ -217,8 +237,8 @@ int main(int argc, char **argv)
         double t = ct_now() - t0;
         int x = xfail_index(backend, cases[c].name, split);
         if (failed == CT_SKIP) {
-            printf("SKIP %s: %s: the backend does not offer what it tests (caps 0x%x) (%.1f s)\n",
-                   label, cases[c].name, caps, t);
+            printf("SKIP %s: %s: the backend does not offer what it tests (%.1f s)\n",
+                   label, cases[c].name, t);
         } else if (x < 0) {
             printf("%s %s: %s (%.1f s)%s%s\n", failed ? "FAIL" : "PASS", label, cases[c].name, t,
                    how[0] ? ": " : "", how);
