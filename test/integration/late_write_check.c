@@ -138,6 +138,16 @@ int main(int argc, char **argv)
         return 0;
     }
     rcoll_comm_t *world = rcoll_comm_world(ctx);
+    /* Connections first, under a long deadline: transports that connect on
+     * first use (verbs over rdma_cm on iWARP) would otherwise report the
+     * late root as failed (no connection within RCOLL_TIMEOUT) instead of
+     * letting the receive time out, which is what this check is about. */
+    set(ctx, "RCOLL_TIMEOUT", "60");
+    still_works(world, BYTES);
+    rcoll_status_t wst = rcoll_barrier(world);
+    if (wst != RCOLL_OK)
+        fatal("rcoll_barrier", wst);
+    set(ctx, "RCOLL_TIMEOUT", "1");
     unsigned char *canary = NULL;
     int same = 0;
     if (wrank == ROOT)
