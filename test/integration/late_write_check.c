@@ -161,7 +161,7 @@ int main(int argc, char **argv)
      * as failed.  Nothing may land all the same: the canary is checked
      * either way; only the communicator's later use is skipped. */
     rcoll_status_t st = rcoll_barrier(world);       /* the root's late bcast has returned */
-    int broken = st == RCOLL_ERR_PEER_FAILED;
+    int broken = st == RCOLL_ERR_PEER_FAILED || st == RCOLL_ERR_TRANSPORT;
     if (broken)
         printf("late_write_check rank %d: note: the refused late write ended the connection "
                "(%s); checking that nothing landed\n", wrank, rcoll_strerror(st));
