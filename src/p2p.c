@@ -594,13 +594,22 @@ static void on_rts(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h,
     start_get(op, h, body);
 }
 
-/* The receiver read the source (len = ours) or refused it (len = its own). */
-static void on_done(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h)
+/*
+ * The notice that ends a rendezvous, to the op waiting for it in list in
+ * state want: FIN (put: the sender wrote, to the receive) or DONE (get: the
+ * receiver read, to the send).  A length other than the op's is the other
+ * side's own, sent when it refused: nothing moved.  TRUNCATED when the send
+ * is the longer, PROTOCOL otherwise.
+ */
+static void on_rndv_end(rcoll_context_t *ctx, rcoll_list_t *list, rcoll_p2p_state_t want,
+                        int wpeer, const rcoll_wire_hdr_t *h)
 {
-    rcoll_p2p_op_t *op = find_op(&ctx->sends_wait_rtr, wpeer, h);
-    if (op == NULL || op->state != RCOLL_P2P_WAIT_DONE) {
-        rcoll_warn("dropping DONE from rank %d for comm 0x%llx seq %u step %u: no send is waiting "
-                   "for it", wpeer, (unsigned long long)h->comm_id, h->seq, h->step);
+    int fin = h->type == RCOLL_MSG_FIN;
+    rcoll_p2p_op_t *op = find_op(list, wpeer, h);
+    if (op == NULL || op->state != want) {
+        rcoll_warn("dropping %s from rank %d for comm 0x%llx seq %u step %u: no %s is waiting "
+                   "for it", fin ? "FIN" : "DONE", wpeer, (unsigned long long)h->comm_id, h->seq,
+                   h->step, fin ? "rendezvous receive" : "send");
         return;
     }
     rcoll_list_del(&op->link);
@@ -609,12 +618,17 @@ static void on_done(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h)
     }
     if (h->len != op->len) {
         char why[128];
-        snprintf(why, sizeof(why), "the receiver expects %llu bytes and read nothing (mismatched "
-                 "counts?)", (unsigned long long)h->len);
-        op_fail(op, op->len > h->len ? RCOLL_ERR_TRUNCATED : RCOLL_ERR_PROTOCOL, why);
+        if (fin)
+            snprintf(why, sizeof(why), "the sender has %llu bytes for the %zu advertised and wrote "
+                     "nothing (mismatched counts?)", (unsigned long long)h->len, op->len);
+        else
+            snprintf(why, sizeof(why), "the receiver expects %llu bytes and read nothing "
+                     "(mismatched counts?)", (unsigned long long)h->len);
+        size_t send_len = fin ? (size_t)h->len : op->len, recv_len = fin ? op->len : (size_t)h->len;
+        op_fail(op, send_len > recv_len ? RCOLL_ERR_TRUNCATED : RCOLL_ERR_PROTOCOL, why);
         return;
     }
-    op_complete(op, RCOLL_OK);       /* deregisters the source */
+    op_complete(op, RCOLL_OK);       /* a send's: deregisters the source */
 }
 
 /* The receiver gave up before reading: fail the send now (or when it is posted). */
@@ -681,29 +695,6 @@ static void on_withdraw(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t 
     keep_unexpected(ctx, wpeer, h, NULL, 0);      /* fails the receive when it is posted */
 }
 
-static void on_fin(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h)
-{
-    rcoll_p2p_op_t *op = find_op(&ctx->posted_recvs, wpeer, h);
-    if (op == NULL || op->state != RCOLL_P2P_WAIT_FIN) {
-        rcoll_warn("dropping FIN from rank %d for comm 0x%llx seq %u step %u: no rendezvous "
-                   "receive is waiting for it", wpeer, (unsigned long long)h->comm_id, h->seq, h->step);
-        return;
-    }
-    rcoll_list_del(&op->link);
-    if (sig_mismatch(op, h)) {
-        return;
-    }
-    if (h->len != op->len) {
-        /* The sender refused to write: it has h->len bytes, not op->len. */
-        char why[128];
-        snprintf(why, sizeof(why), "the sender has %llu bytes for the %zu advertised and wrote "
-                 "nothing (mismatched counts?)", (unsigned long long)h->len, op->len);
-        op_fail(op, h->len > op->len ? RCOLL_ERR_TRUNCATED : RCOLL_ERR_PROTOCOL, why);
-        return;
-    }
-    op_complete(op, RCOLL_OK);
-}
-
 void rcoll_p2p_recv_cb(void *arg, int peer, const void *msg, size_t len)
 {
     rcoll_context_t *ctx = arg;
@@ -725,9 +716,9 @@ void rcoll_p2p_recv_cb(void *arg, int peer, const void *msg, size_t len)
     switch (h.type) {
     case RCOLL_MSG_EAGER: on_eager(ctx, peer, &h, body, body_len); break;
     case RCOLL_MSG_RTR:   on_rtr(ctx, peer, &h, body, body_len); break;
-    case RCOLL_MSG_FIN:   on_fin(ctx, peer, &h); break;
+    case RCOLL_MSG_FIN:   on_rndv_end(ctx, &ctx->posted_recvs, RCOLL_P2P_WAIT_FIN, peer, &h); break;
     case RCOLL_MSG_RTS:   on_rts(ctx, peer, &h, body, body_len); break;
-    case RCOLL_MSG_DONE:  on_done(ctx, peer, &h); break;
+    case RCOLL_MSG_DONE:  on_rndv_end(ctx, &ctx->sends_wait_rtr, RCOLL_P2P_WAIT_DONE, peer, &h); break;
     case RCOLL_MSG_DECLINE:  on_decline(ctx, peer, &h); break;
     case RCOLL_MSG_WITHDRAW: on_withdraw(ctx, peer, &h); break;
     }
