@@ -199,6 +199,11 @@ int rcoll__mpi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype d
     if (why != WHY_RCOLL) {
         return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
     }
+    if (p.direct) {     /* the common case: rcoll's blocking call, nothing to unpack */
+        rcoll_status_t st = rcoll_allreduce(sbuf == MPI_IN_PLACE ? RCOLL_IN_PLACE : IN(sbuf, p.lb),
+                                            OUT(rbuf, p.lb), p.n, p.dtype, p.op, p.twin);
+        return st == RCOLL_OK ? MPI_SUCCESS : rcoll__mpi_raise(comm, st, 1);
+    }
     layer_op_t o = { .comm = comm };
     return run(&o, rcoll__mpi_start_allreduce(&o, sbuf, rbuf, count, dt, &p));
 }
@@ -217,6 +222,10 @@ int rcoll__mpi_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm c
     if (why != WHY_RCOLL) {
         return PMPI_Bcast(buf, count, dt, root, comm);
     }
+    if (p.direct) {
+        rcoll_status_t st = rcoll_bcast(OUT(buf, p.lb), p.n, p.dtype, root, p.twin);
+        return st == RCOLL_OK ? MPI_SUCCESS : rcoll__mpi_raise(comm, st, 1);
+    }
     layer_op_t o = { .comm = comm };
     return run(&o, rcoll__mpi_start_bcast(&o, buf, count, dt, root, &p));
 }
@@ -232,7 +241,8 @@ int rcoll__mpi_barrier(MPI_Comm comm)
     if (why != WHY_RCOLL) {
         return PMPI_Barrier(comm);
     }
-    return rcoll__mpi_raise(comm, rcoll_barrier(p.twin), 1);
+    rcoll_status_t st = rcoll_barrier(p.twin);
+    return st == RCOLL_OK ? MPI_SUCCESS : rcoll__mpi_raise(comm, st, 1);
 }
 
 int rcoll__mpi_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
