@@ -183,6 +183,7 @@ layer_why_t rcoll__mpi_plan_data(layer_plan_t *p, int count, int blocks, MPI_Dat
         p->direct = 1;
         p->lb = 0;
         p->leaf = dt;
+        p->predefined = 1;
         return WHY_RCOLL;
     }
     if (reduce) {
@@ -205,6 +206,7 @@ layer_why_t rcoll__mpi_plan_data(layer_plan_t *p, int count, int blocks, MPI_Dat
     p->direct = ordered && textent == size && ((size_t)count * (size_t)blocks <= 1 || extent == size);
     p->lb = tlb;
     p->leaf = leaf;
+    p->predefined = 0;
     if (!p->direct && p->n * (size_t)blocks > INT_MAX) {
         return WHY_TYPE;                    /* too large to pack in one MPI call */
     }
