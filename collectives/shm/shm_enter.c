@@ -7,8 +7,8 @@
  * (comm->shm_usable, see coll.h), so the selector offers shm only there and
  * nothing here ever changes the algorithm of a task.  The segment itself is
  * set up lazily, with rcoll's own point-to-point messages of the first
- * collective (tags STEP_*): rank 0 creates the segment and sends its name
- * ("" if it could not) to every rank; each rank maps it and answers whether
+ * collective (tags STEP_*): rank 0 creates the segment (unlinked at once)
+ * and sends the path of its descriptor ("" if it could not) to every rank; each rank maps it and answers whether
  * it could; rank 0 sends the verdict (1 if all could).  So every rank knows
  * the same outcome: with a verdict of 0 they all drop the segment, and this
  * and every later shm collective on the communicator fails with the cause
@@ -65,6 +65,7 @@ static rcoll_status_t each_peer(rcoll_task_t *task, rcoll__shm_t *sh, int recv, 
 /* The set-up is over: ok, or not (then sh->why says why, on every rank). */
 static void setup_done(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
 {
+    rcoll__shm_segment_close_fd(sh);    /* rank 0: every rank has attached or given up */
     if (ok) {
         sh->state = RCOLL__SHM_READY;
         rcoll_debug("shm: communicator 0x%llx: segment ready (%zu bytes, slot %zu, slice %zu)",
