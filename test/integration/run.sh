@@ -25,8 +25,9 @@
 #               case only at N = 2), where (where_check, for N = 2 and N >= 8),
 #               shmleft (shm_leftover.sh N, rcollrun only, N >= 2, not with
 #               --nodes: ranks SIGKILLed during and after the shm set-up
-#               leave no rcoll file in a private /dev/shm; needs root, else
-#               skipped), oob (oob_threads: 4 threads with rcoll_init_oob contexts in
+#               leave no rcoll file in a private /dev/shm; and with a 1 MiB
+#               /dev/shm, one warning and point-to-point algorithms; needs
+#               root, else skipped), oob (oob_threads: 4 threads with rcoll_init_oob contexts in
 #               one process, started once without the launcher); default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
@@ -65,7 +66,7 @@ limit_override=""
 
 nodes=""
 srun_nodes=""
-usage() { sed -n '2,52p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,53p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -229,6 +230,7 @@ run_set() {
     # rcollrun only (it reports a rank's SIGKILL as such), one node only
     if wants shmleft && [ "$launcher" = rcollrun ] && [ -z "$node_arg" ] && [ "$n" -ge 2 ]; then
         run_one "shm_leftover.sh -n $n" 0 240 "$here/shm_leftover.sh" "$n"
+        run_one "shm_leftover.sh --small -n $n" 0 300 "$here/shm_leftover.sh" --small "$n"
     fi
     if wants late && { [ "$n" = 2 ] || [ "$n" = 3 ]; }; then
         late_checks "$n"
