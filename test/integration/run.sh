@@ -23,7 +23,7 @@
 #               mismatch (mismatch_check, then mismatch_check --no-shm, for
 #               N >= 2), wedge (wedge_check, for N >= 2: its 512 MiB queued
 #               case only at N = 2), where (where_check, for N = 2 and N >= 8),
-#               shmleft (shm_leftover.sh N, rcollrun only, N >= 2, not with
+#               shmleft (shm_leftover.sh N, rcollrun only, N = 2, 3, >= 8, not with
 #               --nodes: ranks SIGKILLed during and after the shm set-up
 #               leave no rcoll file in a private /dev/shm; and with a 1 MiB
 #               /dev/shm, one warning and point-to-point algorithms; needs
@@ -228,7 +228,8 @@ run_set() {
         [ "$launcher" = rcollrun ] && where_summary "$n"
     fi
     # rcollrun only (it reports a rank's SIGKILL as such), one node only
-    if wants shmleft && [ "$launcher" = rcollrun ] && [ -z "$node_arg" ] && [ "$n" -ge 2 ]; then
+    if wants shmleft && [ "$launcher" = rcollrun ] && [ -z "$node_arg" ] &&
+       { [ "$n" = 2 ] || [ "$n" = 3 ] || [ "$n" -ge 8 ]; }; then
         run_one "shm_leftover.sh -n $n" 0 240 "$here/shm_leftover.sh" "$n"
         run_one "shm_leftover.sh --small -n $n" 0 300 "$here/shm_leftover.sh" --small "$n"
     fi
