@@ -598,6 +598,41 @@ static void test_no_segment(void **state)
     free(ctx);
 }
 
+/* The set-up at creation (rcoll__shm_agree_alg): an agreed "no segment" is
+ * its answer, not an error, and makes rcoll__shm_agreed 0 on every rank;
+ * the turn it took passes on. */
+static void test_agree_outcome(void **state)
+{
+    (void)state;
+    rcoll_context_t *ctx = calloc(1, sizeof(*ctx));
+    rcoll_task_t *t = alloc_aligned(64, sizeof(*t));
+    int wr[2] = { 0, 1 };
+
+    assert_true(ctx && t);
+    for (int rank = 0; rank < 2; rank++) {
+        rcoll_comm_t comm = { .ctx = ctx, .size = 2, .rank = rank, .local_size = 2, .id = 11,
+                              .shm_usable = 1, .world_ranks = wr };
+        rcoll__shm_t *sh = rcoll_coll_comm(&comm)->shm = rcoll__shm_new(&comm);
+        assert_non_null(sh);
+        sh->state = RCOLL__SHM_UNAVAILABLE;       /* the verdict the set-up reached */
+        snprintf(sh->why, sizeof(sh->why), "cannot reserve its bytes in /dev/shm");
+        sh->why_status = RCOLL_ERR_NO_MEMORY;
+        memset(t, 0, sizeof(*t));
+        t->ctx = ctx;
+        t->comm = &comm;
+        t->alg = &rcoll__shm_agree_alg;
+        t->args.type = RCOLL_COLL_BARRIER;
+        assert_int_equal(rcoll__shm_agree_alg.progress(t), RCOLL_OK);
+        assert_int_equal(sh->completed, 1);      /* its turn (k = 1) is over */
+        assert_int_equal(rcoll__shm_agreed(&comm), 0);
+        sh->state = RCOLL__SHM_READY;
+        assert_int_equal(rcoll__shm_agreed(&comm), 1);
+        rcoll__shm_free(&comm);
+    }
+    free(t);
+    free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -608,6 +643,7 @@ int main(void)
         cmocka_unit_test(test_cost),
         cmocka_unit_test(test_not_supported),
         cmocka_unit_test(test_no_segment),
+        cmocka_unit_test(test_agree_outcome),
         cmocka_unit_test(test_interleavings),
     };
     rcoll_log_set_level(RCOLL_LOG_ERROR);
