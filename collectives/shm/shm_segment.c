@@ -297,6 +297,15 @@ rcoll_status_t rcoll__shm_segment_attach(rcoll_comm_t *comm, rcoll__shm_t *sh)
         return RCOLL_ERR_PROTOCOL;
     }
     snprintf(path, sizeof(path), "/proc/%ld/fd/%d", pid, fdnum);
+    /* only a regular file is ever opened (a device or FIFO named by a bad
+     * message could act on being opened) */
+    int serr = stat(path, &stbuf) != 0 ? errno : 0;
+    if (serr != 0 || !S_ISREG(stbuf.st_mode)) {
+        segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot use comm rank 0's segment through %s: %s "
+                     "(are the ranks of this node in one pid namespace?)", path,
+                     serr != 0 ? strerror(serr) : "not a regular file");
+        return RCOLL_ERR_NO_MEMORY;
+    }
     fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot open comm rank 0's segment through %s: %s "

@@ -470,6 +470,13 @@ static void test_segment_unlinked(void **state)
         assert_int_not_equal(rcoll__shm_segment_attach(&comm, sh1), RCOLL_OK);
         assert_null(sh1->base);
     }
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    snprintf(sh1->name, sizeof(sh1->name), "/proc/%ld/fd/%d %llx", pid, pfd[0], token);
+    assert_int_not_equal(rcoll__shm_segment_attach(&comm, sh1), RCOLL_OK);   /* not a file */
+    assert_null(sh1->base);
+    close(pfd[0]);
+    close(pfd[1]);
     snprintf(sh1->name, sizeof(sh1->name), "/proc/%ld/fd/%d %llx", pid, fd, token ^ 1);
     assert_int_not_equal(rcoll__shm_segment_attach(&comm, sh1), RCOLL_OK);   /* wrong token */
     assert_null(sh1->base);
