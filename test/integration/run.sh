@@ -23,7 +23,11 @@
 #               mismatch (mismatch_check, then mismatch_check --no-shm, for
 #               N >= 2), wedge (wedge_check, for N >= 2: its 512 MiB queued
 #               case only at N = 2), where (where_check, for N = 2 and N >= 8),
-#               oob (oob_threads: 4 threads with rcoll_init_oob contexts in
+#               shmleft (shm_leftover.sh N, rcollrun only, N = 2, 3, >= 8, not with
+#               --nodes: ranks SIGKILLed during and after the shm set-up
+#               leave no rcoll file in a private /dev/shm; and with a 1 MiB
+#               /dev/shm, one warning and point-to-point algorithms; needs
+#               root, else skipped), oob (oob_threads: 4 threads with rcoll_init_oob contexts in
 #               one process, started once without the launcher); default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
@@ -56,13 +60,13 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout mismatch late wedge where oob"
+only="coll comm group nb node timeout mismatch late wedge where shmleft oob"
 coll_args=()
 limit_override=""
 
 nodes=""
 srun_nodes=""
-usage() { sed -n '2,49p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,53p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -222,6 +226,12 @@ run_set() {
     if wants where && { [ "$n" -eq 2 ] || [ "$n" -ge 8 ]; }; then
         run_one where_check "$n" 120 "$here/where_check"
         [ "$launcher" = rcollrun ] && where_summary "$n"
+    fi
+    # rcollrun only (it reports a rank's SIGKILL as such), one node only
+    if wants shmleft && [ "$launcher" = rcollrun ] && [ -z "$node_arg" ] &&
+       { [ "$n" = 2 ] || [ "$n" = 3 ] || [ "$n" -ge 8 ]; }; then
+        run_one "shm_leftover.sh -n $n" 0 240 "$here/shm_leftover.sh" "$n"
+        run_one "shm_leftover.sh --small -n $n" 0 300 "$here/shm_leftover.sh" --small "$n"
     fi
     if wants late && { [ "$n" = 2 ] || [ "$n" = 3 ]; }; then
         late_checks "$n"
