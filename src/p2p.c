@@ -761,6 +761,9 @@ static void drain_get(rcoll_p2p_op_t *op)
     }
     double t = op->task->ctx->config.timeout;
     double bound = t > 0 && t < RCOLL_GET_DRAIN_MAX_S ? t : RCOLL_GET_DRAIN_MAX_S;
+    if (op->task->ctx->peer_failed[op->wpeer] != RCOLL_OK) {
+        bound = 0;               /* a dead peer's memory: the read may never end */
+    }
     double end = rcoll_time_now() + bound;
     while ((op->state == RCOLL_P2P_GETTING || op->state == RCOLL_P2P_GETTING_VOID) &&
            rcoll_time_now() < end) {
@@ -768,8 +771,13 @@ static void drain_get(rcoll_p2p_op_t *op)
     }
     if (op->state == RCOLL_P2P_GETTING || op->state == RCOLL_P2P_GETTING_VOID) {
         char why[160];
-        snprintf(why, sizeof(why), "a failed receive's read of %zu bytes is still in flight after "
-                 "%.1f s", op->len, bound);
+        if (bound == 0) {
+            snprintf(why, sizeof(why), "a failed receive's read of %zu bytes from the failed "
+                     "peer is in flight", op->len);
+        } else {
+            snprintf(why, sizeof(why), "a failed receive's read of %zu bytes is still in flight "
+                     "after %.1f s", op->len, bound);
+        }
         op->tl_ops->abort_peer(op->tl, op->wpeer, why);
         op_complete(op, RCOLL_ERR_TIMEOUT);      /* nothing lands now; get_done ignores it */
     }

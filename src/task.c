@@ -7,6 +7,7 @@
 #include <string.h>
 #include "core.h"
 #include "whereis.h"
+#include "liveness.h"
 #include "reduce.h"
 
 #define RCOLL_TASK_MAGIC 0x7a5c0de5u
@@ -88,6 +89,9 @@ rcoll_status_t rcoll_task_test(rcoll_task_t *task)
 
 static void task_finish(rcoll_task_t *task, rcoll_status_t st)
 {
+    if (st == RCOLL_ERR_TIMEOUT) {
+        st = rcoll_liveness_cause(task, st);   /* a peer gave up because a member died */
+    }
     if (st == RCOLL_OK && task->npending != 0) {
         rcoll_error("%s (algorithm %s) finished with %d operations pending: a bug in rcoll",
                     rcoll_coll_name(task->args.type), task->alg->name, task->npending);
@@ -275,10 +279,14 @@ static void timed_out(rcoll_task_t *task, double idle, const rcoll_task_t *ahead
 int rcoll_task_check_deadline(rcoll_task_t *task)
 {
     double timeout = task->ctx->config.timeout;
-    if (task->done || timeout <= 0) {
+    if (task->done) {
         return 0;
     }
     double now = rcoll_time_now();
+    /* A dead member ends it first (liveness.h), also without a timeout. */
+    if (rcoll_liveness_check(task, now) || timeout <= 0) {
+        return task->done;
+    }
     rcoll_whereis_seen(task->ctx, now);
     unsigned sig = queue_signature(task);
     if (task->last_progress == 0 || task->progress_seen != sig) {
