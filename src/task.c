@@ -89,15 +89,15 @@ rcoll_status_t rcoll_task_test(rcoll_task_t *task)
 
 static void task_finish(rcoll_task_t *task, rcoll_status_t st)
 {
-    if (st == RCOLL_ERR_TIMEOUT) {
-        st = rcoll_liveness_cause(task, st);   /* a peer gave up because a member died */
-    }
     if (st == RCOLL_OK && task->npending != 0) {
         rcoll_error("%s (algorithm %s) finished with %d operations pending: a bug in rcoll",
                     rcoll_coll_name(task->args.type), task->alg->name, task->npending);
         st = RCOLL_ERR_INTERNAL;
     }
     if (st != RCOLL_OK) {
+        if (st == RCOLL_ERR_TIMEOUT) {
+            st = rcoll_liveness_cause(task, st);   /* a peer gave up because a member died */
+        }
         rcoll_p2p_cancel_task(task);
         if (task->alg->abort != NULL) {
             task->alg->abort(task);
