@@ -218,6 +218,51 @@ static void fail_task(rcoll_task_t *task, int q, int wr)
     rcoll_task_fail(task, ctx->peer_failed[wr]);
 }
 
+int rcoll_liveness_gone(rcoll_context_t *ctx, int wrank)
+{
+    rcoll_liveness_t *lv = ctx->liveness;
+    if (lv == NULL) {
+        return 0;
+    }
+    /* Only this thread frees the inbox's entries: walking it is safe. */
+    for (death_t *d = atomic_load_explicit(&lv->inbox, memory_order_acquire); d != NULL; d = d->next) {
+        if (d->wrank == wrank) {
+            return 1;
+        }
+    }
+    for (int i = 0; i < lv->nwatch; i++) {
+        watched_t *w = &lv->watch[i];
+        if (w->wrank != wrank) {
+            continue;
+        }
+        if (w->state == PEER_GONE) {
+            return w->pid > 0;
+        }
+        if (w->state != PEER_WATCHED) {
+            return 0;
+        }
+        if (w->fd < 0) {
+            return kill((pid_t)w->pid, 0) != 0 && errno == ESRCH;
+        }
+        struct pollfd p = { .fd = w->fd, .events = POLLIN };
+        return poll(&p, 1, 0) > 0;
+    }
+    return 0;
+}
+
+int rcoll_liveness_at_post(rcoll_task_t *task)
+{
+    const rcoll_comm_t *comm = task->comm;
+    for (int q = 0; q < comm->size; q++) {
+        int wr = comm->world_ranks[q];
+        if (task->ctx->peer_failed[wr] != RCOLL_OK) {
+            fail_task(task, q, wr);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 rcoll_status_t rcoll_liveness_cause(const rcoll_task_t *task, rcoll_status_t st)
 {
     const rcoll_comm_t *comm = task->comm;
@@ -225,6 +270,13 @@ rcoll_status_t rcoll_liveness_cause(const rcoll_task_t *task, rcoll_status_t st)
     for (int q = 0; q < comm->size; q++) {
         if (failed[comm->world_ranks[q]] != RCOLL_OK) {
             return failed[comm->world_ranks[q]];
+        }
+    }
+    /* Known dead but not yet marked (the next check marks and logs it). */
+    for (int q = 0; q < comm->size; q++) {
+        if (comm->world_ranks[q] != task->ctx->rank &&
+            rcoll_liveness_gone(task->ctx, comm->world_ranks[q])) {
+            return RCOLL_ERR_PEER_FAILED;
         }
     }
     return st;

@@ -43,10 +43,23 @@ void rcoll_liveness_report(rcoll_liveness_t *lv, int wrank, const char *why);
  * the task now. */
 int rcoll_liveness_check(rcoll_task_t *task, double now);
 
+/* A task just posted on a context with failed ranks (ctx->nfailed): end it
+ * at once, before it posts anything (a composed algorithm's children on
+ * sub-communicators would take turns there that its peers' abandoned
+ * collectives hold), if its communicator has a failed member.  1 if ended. */
+int rcoll_liveness_at_post(rcoll_task_t *task);
+
+/* Whether world rank wrank is known dead without marking anything (a read
+ * from its memory in flight, p2p.c): reported by the launcher and not yet
+ * taken, or its process on this node has ended (finalized or not).  Costs
+ * a system call for a peer on this node; for error paths only. */
+int rcoll_liveness_gone(rcoll_context_t *ctx, int wrank);
+
 /* The status of task's first failed member (RCOLL_ERR_PEER_FAILED), else
  * st: a task on a communicator with a dead member that ends otherwise (a
  * peer withdrew, which a receiver sees as RCOLL_ERR_TIMEOUT) reports the
- * death.  O(communicator size): for the error path only. */
+ * death, also one known but not yet marked (rcoll_liveness_gone: a system
+ * call per member on this node).  For the error path only. */
 rcoll_status_t rcoll_liveness_cause(const rcoll_task_t *task, rcoll_status_t st);
 
 #endif

@@ -95,12 +95,12 @@ static void task_finish(rcoll_task_t *task, rcoll_status_t st)
         st = RCOLL_ERR_INTERNAL;
     }
     if (st != RCOLL_OK) {
-        if (st == RCOLL_ERR_TIMEOUT) {
-            st = rcoll_liveness_cause(task, st);   /* a peer gave up because a member died */
-        }
         rcoll_p2p_cancel_task(task);
         if (task->alg->abort != NULL) {
             task->alg->abort(task);
+        }
+        if (st == RCOLL_ERR_TIMEOUT) {
+            st = rcoll_liveness_cause(task, st);   /* a peer gave up because a member died */
         }
     }
     task->status = st;
@@ -190,8 +190,11 @@ rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args
                 rcoll_coll_name(args->type), task->seq, (unsigned long long)comm->id,
                 task->alg->name, args->count);
     rcoll_list_add_tail(&ctx->active, &task->link);
-    rcoll_task_progress(task);      /* post the first messages now */
     *out = task;
+    if (__builtin_expect(ctx->nfailed != 0, 0) && rcoll_liveness_at_post(task)) {
+        return RCOLL_OK;            /* a member is dead: ended before it posts anything */
+    }
+    rcoll_task_progress(task);      /* post the first messages now */
     return RCOLL_OK;
 }
 

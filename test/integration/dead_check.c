@@ -16,7 +16,8 @@
  * (stderr, captured) must name world rank 2, and a later allreduce on the
  * world must also return RCOLL_ERR_PEER_FAILED within 5 s.  Each survivor
  * prints "dead_check: rank R ok: ..." with the times measured, or FAIL lines,
- * and exits 0 only if all held.  rcollrun must let the survivors run on after
+ * then waits for the others to get there (files FILE.done.R) and exits 0
+ * only if all held.  rcollrun must let the survivors run on after
  * the death (RCOLLRUN_KEEP_GOING=1); its exit status is then the victim's
  * (137).  test/integration/run.sh --only dead runs it over the modes.
  * --no-capture (debugging) leaves the log on stderr as it comes (a crash's
@@ -98,6 +99,37 @@ static double read_stamp(const char *file)
         fclose(f);
     }
     return t;
+}
+
+/*
+ * The survivors leave together: a survivor that exits while another still
+ * waits on it is, to that one, a second failure (its endpoint errors), and
+ * could be named first.  Each creates FILE.done.R and waits (progressing,
+ * at most 30 s) until every survivor has; run.sh removes the files.
+ */
+static void leave_together(rcoll_context_t *ctx, const char *stamp)
+{
+    char path[4096];
+    if (stamp == NULL)
+        return;
+    snprintf(path, sizeof(path), "%s.done.%d", stamp, wrank);
+    FILE *f = fopen(path, "w");
+    if (f != NULL)
+        fclose(f);
+    double end = check_now() + 30;
+    while (check_now() < end) {
+        int seen = 0;
+        for (int r = 0; r < wsize; r++) {
+            snprintf(path, sizeof(path), "%s.done.%d", stamp, r);
+            seen += access(path, F_OK) == 0;
+        }
+        if (seen >= wsize - 1)
+            return;
+        for (int i = 0; i < 1000; i++)
+            rcoll_progress(ctx);
+        usleep(1000);
+    }
+    FAILF("not every survivor reached the end within 30 s");
 }
 
 static void die_now(const char *stamp, const void *in, void *out, size_t n, rcoll_comm_t *world)
@@ -233,6 +265,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "dead_check rank %d: its log:\n%s", wrank, log);
     fflush(stdout);
     free(log);
+    leave_together(ctx, stamp);
     rcoll_finalize(ctx);        /* its barrier fails on the dead rank; the context goes */
     free(in);
     free(out);

@@ -27,7 +27,8 @@
 #               SIGKILLs itself mid-allreduce under RCOLLRUN_KEEP_GOING=1; every
 #               survivor gets RCOLL_ERR_PEER_FAILED within 5 s naming it; 8 B and
 #               4 MiB, over shm, UCX_TLS=sm,self and UCX_TLS=tcp,self unless
-#               UCX_TLS or RCOLL_TRANSPORT=verbs is set),
+#               UCX_TLS, RCOLL_TRANSPORT=verbs or --nodes is set; over tcp
+#               16 KiB instead of 4 MiB, see dead_checks),
 #               oob (oob_threads: 4 threads with rcoll_init_oob contexts in
 #               one process, started once without the launcher); default all
 #   --coll, --algs  passed to coll_check
@@ -242,7 +243,7 @@ run_set() {
 dead_checks() {
     local n=$1 b mode sizes
     local modes=("shm:RCOLL_SHM=1" "ucx-sm:RCOLL_SHM=0 UCX_TLS=sm,self" "ucx-tcp:RCOLL_SHM=0 UCX_TLS=tcp,self")
-    if [ -n "${UCX_TLS:-}" ] || [ "${RCOLL_TRANSPORT:-auto}" = verbs ]; then
+    if [ -n "${UCX_TLS:-}" ] || [ "${RCOLL_TRANSPORT:-auto}" = verbs ] || [ -n "$node_arg" ]; then
         modes=("shm:RCOLL_SHM=1" "no-shm:RCOLL_SHM=0")
     fi
     for mode in "${modes[@]}"; do
@@ -251,8 +252,9 @@ dead_checks() {
         # (ucp_request_send: "unexpected error: Endpoint timeout"; about 1
         # run in 30 with 4 MiB): tcp is checked with eager messages only
         # (16 KiB = RCOLL_EAGER_LIMIT's default; docs/reliability.md).
+        # Between (emulated) nodes UCX runs over tcp as well.
         sizes="8 4194304"
-        [ "${mode%%:*}" = ucx-tcp ] && sizes="8 16384"
+        { [ "${mode%%:*}" = ucx-tcp ] || [ -n "$node_arg" ]; } && sizes="8 16384"
         for b in $sizes; do
             dead_one "$n" "${mode%%:*}" "${mode#*:}" "$b"
         done
@@ -271,7 +273,7 @@ dead_one() {
     t0=$(date +%s%N)
     env $envs RCOLLRUN_KEEP_GOING=1 timeout --kill-after=10 $((limit + 15)) "${cmd[@]}" >> "$log" 2>&1 < /dev/null
     rc=$?
-    rm -f "$stamp"
+    rm -f "$stamp" "$stamp".done.*
     secs=$(( ($(date +%s%N) - t0) / 100000000 ))
     secs=$((secs / 10)).$((secs % 10))
     ok=$(grep -c '^dead_check: rank [0-9]* ok:' "$log")
