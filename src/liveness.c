@@ -47,7 +47,6 @@ typedef struct {
 struct rcoll_liveness {
     _Atomic(death_t *) inbox;
     double     next_look;    /* when to look at the node's processes again */
-    int        any_failed;   /* a world rank is marked failed (as of the last look or report) */
     int        nwatch;       /* -1 until the first look */
     watched_t *watch;
     struct pollfd *pfd;
@@ -106,7 +105,6 @@ static void take_reports(rcoll_context_t *ctx, rcoll_liveness_t *lv)
         death_t *next = d->next;
         if (d->wrank >= 0 && d->wrank < ctx->size && d->wrank != ctx->rank) {
             rcoll_p2p_peer_error_cb(ctx, d->wrank, RCOLL_ERR_PEER_FAILED, d->why);
-            lv->any_failed = 1;
         }
         free(d);
         d = next;
@@ -189,10 +187,6 @@ static void look(rcoll_context_t *ctx, rcoll_liveness_t *lv)
                 w->fd = -1;
             }
         }
-    }
-    /* Failures the transports reported count too. */
-    for (int r = 0; r < ctx->size && !lv->any_failed; r++) {
-        lv->any_failed = ctx->peer_failed[r] != RCOLL_OK;
     }
 }
 
@@ -296,7 +290,7 @@ int rcoll_liveness_check(rcoll_task_t *task, double now)
         lv->next_look = now + RCOLL_LIVENESS_PERIOD_S;
         look(ctx, lv);
     }
-    if (!lv->any_failed || task->done) {
+    if (ctx->nfailed == 0 || task->done) {     /* also what the transports reported */
         return 0;
     }
     const rcoll_comm_t *comm = task->comm;
