@@ -195,7 +195,7 @@ int main(int argc, char **argv)
     /* A survivor may still be in allreduce N - 1 when the victim, done with
      * it, dies: then that one may fail (every pending collective on a
      * communicator with a dead member does) instead of the N-th. */
-    captured_t cap;
+    captured_t cap = { 0 };
     double t_enter = 0;
     int early = 0;
     for (int it = 0; it < after; it++) {
