@@ -10,6 +10,12 @@
  * it and counts itself in the header; the last to do so unlinks the name,
  * so nothing is left in /dev/shm even if the job dies later.  Rank 0 also
  * unlinks when the segment is dropped, in case some rank never attached.
+ *
+ * The header carries a token of the job and the communicator (derived from
+ * the job's secret, common/auth.h): a rank attaches only to a segment whose
+ * token is its own, so a name that reaches it from another job (or a
+ * stale one) is refused, never used.  The name is random (64 bits from
+ * getrandom) and the object is 0600.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,9 +29,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "shm.h"
+#include "auth.h"
 
 #define SHM_MAGIC   0x72636f6c6c73686dULL   /* "rcollshm" */
-#define SHM_VERSION 1
+#define SHM_VERSION 2
 
 typedef struct {
     uint64_t         magic;
@@ -33,6 +40,7 @@ typedef struct {
     int32_t          nranks;
     uint64_t         size, rank_stride, slot_stride, small_max, slice, chunk;
     int32_t          nbuf;
+    uint64_t         token;              /* rcoll__auth_token(ctx, "shm", comm id) */
     _Atomic int32_t  attached;
 } shm_header_t;
 
@@ -206,6 +214,7 @@ rcoll_status_t rcoll__shm_segment_create(rcoll_comm_t *comm, rcoll__shm_t *sh)
     rcoll__shm_layout(sh, rcoll__shm_slot_size(sh->p), RCOLL__SHM_SLICE, RCOLL__SHM_NBUF);
     memset(&g, 0, sizeof(g));
     geometry_to(&g, sh);
+    g.token = rcoll__auth_token(comm->ctx, "shm", comm->id);
     for (int tries = 0; fd < 0 && tries < 16; tries++) {
         uint64_t rnd = 0;
         if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
@@ -281,6 +290,14 @@ rcoll_status_t rcoll__shm_segment_attach(rcoll_comm_t *comm, rcoll__shm_t *sh)
                      sh->name, h->magic, h->nranks, h->size, sh->p);
         munmap(base, (size_t)stbuf.st_size);
         return RCOLL_ERR_INTERNAL;
+    }
+    if (!rcoll__auth_equal64(h->token, rcoll__auth_token(comm->ctx, "shm", comm->id))) {
+        segment_fail(sh, RCOLL_ERR_PROTOCOL, "%s does not carry this job's token for communicator "
+                     "0x%llx: refusing to use it", sh->name, (unsigned long long)comm->id);
+        rcoll_error("shm: refusing segment %s: it does not carry this job's token for communicator "
+                    "0x%llx", sh->name, (unsigned long long)comm->id);
+        munmap(base, (size_t)stbuf.st_size);
+        return RCOLL_ERR_PROTOCOL;
     }
     sh->base = base;
     geometry_from(sh, h);

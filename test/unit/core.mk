@@ -19,3 +19,10 @@ test_unit_test_p2p_failed_SOURCES = test/unit/test_p2p_failed.c
 test_unit_test_p2p_failed_CFLAGS = $(UNIT_CFLAGS)
 test_unit_test_p2p_failed_LDFLAGS = $(UNIT_LDFLAGS)
 test_unit_test_p2p_failed_LDADD = $(UNIT_LDADD)
+# the job's secret: SipHash vectors, replay window, derived keys, shm token (src/auth.c)
+check_PROGRAMS += test/unit/test_auth
+TESTS += test/unit/test_auth
+test_unit_test_auth_SOURCES = test/unit/test_auth.c
+test_unit_test_auth_CFLAGS = $(UNIT_CFLAGS)
+test_unit_test_auth_LDFLAGS = $(UNIT_LDFLAGS)
+test_unit_test_auth_LDADD = $(UNIT_LDADD)
