@@ -51,3 +51,11 @@ dist_noinst_SCRIPTS += test/integration/run.sh
 test_integration_mismatch_check_SOURCES = test/integration/mismatch_check.c $(INTEG_COMMON)
 test_integration_mismatch_check_LDADD = $(INTEG_LDADD)
 test_integration_mismatch_check_LDFLAGS = $(INTEG_LINKOPTS)
+# Forged and replayed UCX messages from a worker outside the job (docs/security.md).
+# Internal headers and a static link: it builds messages as ucx_tl.c frames them.
+noinst_PROGRAMS += test/integration/auth_check
+test_integration_auth_check_SOURCES = test/integration/auth_check.c
+test_integration_auth_check_CFLAGS = $(RCOLL_INTERNAL_CPPFLAGS) $(AM_CFLAGS) $(UCX_CFLAGS)
+test_integration_auth_check_LDADD = librcoll.la $(UCX_LIBS) $(PMIX_LIBS) $(HWLOC_LIBS) \
+    $(IBVERBS_LIBS) $(RDMACM_LIBS) -lm -lpthread
+test_integration_auth_check_LDFLAGS = $(INTEG_LINKOPTS) -static

@@ -24,7 +24,9 @@
 #               N >= 2), wedge (wedge_check, for N >= 2: its 512 MiB queued
 #               case only at N = 2), where (where_check, for N = 2 and N >= 8),
 #               oob (oob_threads: 4 threads with rcoll_init_oob contexts in
-#               one process, started once without the launcher); default all
+#               one process, started once without the launcher), auth
+#               (auth_check: forged and replayed UCX messages from a worker
+#               outside the job are dropped, once, without the launcher); default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
 #   --nodes     emulated nodes (rcollrun only, as root): one launch set per
@@ -56,7 +58,7 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout mismatch late wedge where oob"
+only="coll comm group nb node timeout mismatch late wedge where oob auth"
 coll_args=()
 limit_override=""
 
@@ -317,6 +319,7 @@ else
 fi
 # threads with their own contexts in one process: no launcher, run once
 wants oob && run_one "oob_threads${qflag[*]:+ ${qflag[*]}}" 0 300 "$here/oob_threads" "${qflag[@]}"
+wants auth && run_one "auth_check" 0 120 "$here/auth_check"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
