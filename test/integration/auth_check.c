@@ -2,7 +2,7 @@
  * auth_check - forged and replayed UCX messages are dropped, each with one
  * log line, and the job goes on (issue 12 item 2, docs/security.md).
  *
- *   auth_check [--threads N]      (N >= 3, default 3)
+ *   auth_check [--threads N] [--verbs]     (N >= 3, default 3)
  *
  * N threads each make a context with rcoll_init_oob over an in-process
  * all-gather (as oob_threads), RCOLL_TRANSPORT=ucx, RCOLL_SHM=0, and UCX_TLS=tcp unless
@@ -26,6 +26,13 @@
  * afterwards rank 0's stderr must hold exactly three "ucx: dropping" lines
  * (two MAC failures, one replay) and no other rcoll error, and every rank
  * must finalize cleanly.  Exit status 0 only if all of that held.
+ *
+ * --verbs: RCOLL_TRANSPORT=verbs with rdma_cm (RCOLL_VERBS_CM=rdmacm; the
+ * device from RCOLL_NET_DEVICES, e.g. in the soft-RDMA guest), N >= 2: the
+ * attacker instead asks rank 1's rdma_cm listener for a connection claiming
+ * rank 0, with a proof made up without the secret (auth_cm.c).  It must be
+ * refused with one log line ("rejected an rdma_cm connection request"), and
+ * the ranks' real connections must carry on.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -41,6 +48,7 @@
 #include "auth.h"
 #include "siphash.h"
 #include "wire.h"
+#include "auth_cm.h"
 
 #define MAX_THREADS 16
 #define UCX_AM_ID   7                 /* transports/ucx/ucx_tl.c */
@@ -62,6 +70,7 @@ typedef struct {
 typedef struct {
     world_t *w;
     int      rank;
+    int      verbs;                   /* --verbs */
     int      result;
 } thread_t;
 
@@ -107,7 +116,10 @@ static void *thread_main(void *arg)
 {
     thread_t *t = arg;
     world_t *w = t->w;
-    static const char *const config[] = { "TRANSPORT=ucx", "SHM=0", "TIMEOUT=20", NULL };
+    static const char *const ucx_config[] = { "TRANSPORT=ucx", "SHM=0", "TIMEOUT=20", NULL };
+    static const char *const verbs_config[] = { "TRANSPORT=verbs", "VERBS_CM=rdmacm", "SHM=0",
+                                                "TIMEOUT=60", NULL };
+    const char *const *config = t->verbs ? verbs_config : ucx_config;
     rcoll_oob_t oob = { .rank = t->rank, .size = w->n, .allgather = thread_allgather, .arg = t };
     rcoll_context_t *ctx = NULL;
     if (rcoll_init_oob(&oob, config, &ctx) != RCOLL_OK) {
@@ -146,8 +158,8 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-/* Rank r's UCX address in the blobs the all-gather carried. */
-static int find_ucx(world_t *w, int r, const uint8_t **addr, size_t *len)
+/* Rank r's address for transport `name` in the blobs the all-gather carried. */
+static int find_tl(world_t *w, int r, const char *name, const uint8_t **addr, size_t *len)
 {
     const uint8_t *b = w->blobs + (size_t)r * w->blob_stride;
     size_t blen = (size_t)w->lens[r];
@@ -158,7 +170,7 @@ static int find_ucx(world_t *w, int r, const uint8_t **addr, size_t *len)
         tl_entry_t e;
         memcpy(&e, b + off, sizeof(e));
         off += sizeof(e);
-        if (strncmp(e.name, "ucx", sizeof(e.name)) == 0 && off + e.len <= blen) {
+        if (strncmp(e.name, name, sizeof(e.name)) == 0 && off + e.len <= blen) {
             *addr = b + off;
             *len = e.len;
             return 0;
@@ -235,7 +247,7 @@ static int attack(world_t *w)
     const uint8_t *addr;
     size_t len;
     attacker_t a;
-    if (find_ucx(w, 0, &addr, &len) != 0) {
+    if (find_tl(w, 0, "ucx", &addr, &len) != 0) {
         fprintf(stderr, "FAIL auth_check: rank 0 published no UCX address\n");
         return -1;
     }
@@ -266,6 +278,20 @@ static int attack(world_t *w)
     return 0;
 }
 
+/* --verbs: a forged rdma_cm request to rank 1, claiming rank 0. */
+static int attack_cm(world_t *w)
+{
+    const uint8_t *addr;
+    size_t len;
+    if (find_tl(w, 1, "verbs", &addr, &len) != 0) {
+        fprintf(stderr, "FAIL auth_check --verbs: rank 1 published no verbs address\n");
+        return -1;
+    }
+    int rc = auth_cm_forge(addr, len, 0, 1);
+    sleep(2);                           /* the ranks go on meanwhile */
+    return rc;
+}
+
 static int count_lines(const char *path, const char *needle)
 {
     FILE *f = fopen(path, "r");
@@ -282,14 +308,16 @@ static int count_lines(const char *path, const char *needle)
 
 int main(int argc, char **argv)
 {
-    int n = 3;
+    int n = 3, verbs = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
             n = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--verbs") == 0) {
+            verbs = 1;
         }
     }
-    if (n < 3 || n > MAX_THREADS) {
-        fprintf(stderr, "auth_check: --threads must be 3..%d\n", MAX_THREADS);
+    if (n < 3 - verbs || n > MAX_THREADS) {
+        fprintf(stderr, "auth_check: --threads must be %d..%d\n", 3 - verbs, MAX_THREADS);
         return 2;
     }
     setenv("UCX_TLS", "tcp", 0);
@@ -304,14 +332,14 @@ int main(int argc, char **argv)
     pthread_t tid[MAX_THREADS];
     pthread_barrier_init(&w.bar, NULL, (unsigned)n);
     for (int i = 0; i < n; i++) {
-        t[i] = (thread_t){ .w = &w, .rank = i };
+        t[i] = (thread_t){ .w = &w, .rank = i, .verbs = verbs };
         pthread_create(&tid[i], NULL, thread_main, &t[i]);
     }
     while (atomic_load(&w.spinning) < n) {
         usleep(1000);
     }
     dup2(logfd, 2);                   /* rcoll's log lines from here on */
-    int fails = attack(&w) != 0;
+    int fails = (verbs ? attack_cm(&w) : attack(&w)) != 0;
     atomic_store(&w.stop, 1);
     for (int i = 0; i < n; i++) {
         pthread_join(tid[i], NULL);
@@ -323,9 +351,17 @@ int main(int argc, char **argv)
     int bad_mac = count_lines(logpath, "MAC does not verify");
     int replay = count_lines(logpath, "replayed message from rank 1");
     int errors = count_lines(logpath, "rcoll error");
+    int cm = count_lines(logpath, "rejected an rdma_cm connection request");
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "cat %s >&2", logpath);
-    if (dropped != 3 || bad_mac != 2 || replay != 1 || errors != 3) {
+    if (verbs && (cm != 1 || errors != 1)) {
+        fprintf(stderr, "FAIL auth_check --verbs: expected one refused rdma_cm request logged and "
+                "no other error; the log has %d, %d error lines:\n", cm, errors);
+        fails++;
+        if (system(cmd) != 0) {
+            fprintf(stderr, "(cannot show %s)\n", logpath);
+        }
+    } else if (!verbs && (dropped != 3 || bad_mac != 2 || replay != 1 || errors != 3)) {
         fprintf(stderr, "FAIL auth_check: expected 3 rejections logged (2 MAC, 1 replay) and no "
                 "other error; the log has %d (%d MAC, %d replay), %d error lines:\n", dropped,
                 bad_mac, replay, errors);
@@ -339,7 +375,7 @@ int main(int argc, char **argv)
     free(w.buf);
     free(w.blobs);
     free(w.lens);
-    printf("auth_check: %d threads, forged, replayed and misdirected UCX messages: %s\n", n,
-           fails ? "FAILED" : "ok");
+    printf("auth_check: %d threads, %s: %s\n", n, verbs ? "a forged rdma_cm connection request"
+           : "forged, replayed and misdirected UCX messages", fails ? "FAILED" : "ok");
     return fails != 0;
 }

@@ -320,6 +320,9 @@ fi
 # threads with their own contexts in one process: no launcher, run once
 wants oob && run_one "oob_threads${qflag[*]:+ ${qflag[*]}}" 0 300 "$here/oob_threads" "${qflag[@]}"
 wants auth && run_one "auth_check" 0 120 "$here/auth_check"
+# ... and a forged rdma_cm request, where the ranks use verbs (the soft-RDMA guest)
+[ "${RCOLL_TRANSPORT:-}" = verbs ] && wants auth &&
+    run_one "auth_check --verbs" 0 300 "$here/auth_check" --verbs --threads 2
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
