@@ -13,10 +13,11 @@ static inline uint64_t rotl(uint64_t x, int b)
 
 static inline uint64_t load_le64(const uint8_t *p)
 {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) {
-        v = (v << 8) | p[i];
-    }
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));         /* one unaligned load on x86 and arm64 */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
     return v;
 }
 
