@@ -173,7 +173,8 @@ struct rcoll_tl {
     uint32_t              *credit_slots;        /* [size]: peers write their freed counts */
     uint32_t              *credit_src;          /* [size]: our counts, source of the WRITEs */
     uint32_t              *read_sink;           /* [size]: where iWARP put fences read to */
-    struct ibv_mr         *credit_mr;
+    struct ibv_mr         *credit_mr;           /* all three arrays, local access only */
+    struct ibv_mr        **slot_mrs;            /* [size]: credit_slots[p], remote write for p */
     rcoll_verbs_ep_t      *eps;                 /* [size] */
     int                    nbusy;               /* eps with ep->busy set */
     rcoll_list_t           self_msgs;           /* send() to ourselves */
