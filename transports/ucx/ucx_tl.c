@@ -157,7 +157,8 @@ static ucs_status_t am_cb(void *arg, const void *header, size_t header_length, v
 {
     struct rcoll_tl *tl = arg;
     if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
-        rcoll_error("ucx: dropping an unexpected rendezvous active message of %zu bytes", length);
+        rcoll__auth_reject(&tl->rejects, "ucx: dropping an unexpected rendezvous active message "
+                           "of %zu bytes", length);
         return UCS_OK;
     }
     const uint8_t *d = data;
