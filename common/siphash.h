@@ -3,7 +3,8 @@
  * MAC for short messages, written from the paper's description.  rcoll
  * uses it for the authentication of messages and connection requests
  * between the ranks of one job (src/auth.c, docs/security.md).  The
- * reference test vectors are checked in test/unit/test_siphash.c.
+ * reference test vectors are checked in test/unit/test_auth.c; the code is
+ * in src/siphash.c (common/ holds headers only).
  */
 #ifndef RCOLL_SIPHASH_H
 #define RCOLL_SIPHASH_H

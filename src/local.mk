@@ -27,7 +27,7 @@ librcoll_core_la_SOURCES = \
     src/whereis.c \
     src/wire.c \
     src/auth.c \
-    common/siphash.c \
+    src/siphash.c \
     src/reduce.c \
     src/reduce_half.c \
     src/reduce_half.h

@@ -1,6 +1,6 @@
 /*
  * test_auth.c - the job's secret and what is derived from it (src/auth.c,
- * common/siphash.c): SipHash-2-4 against the reference test vectors of the
+ * src/siphash.c): SipHash-2-4 against the reference test vectors of the
  * SipHash paper (key 00..0f, message 00..len-1), the replay window, the
  * independence of derived keys, and a shared-memory segment whose header
  * carries another job's token being refused on attach.
