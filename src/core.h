@@ -87,6 +87,10 @@ struct rcoll_context {
     size_t                eager_limit;         /* agreed by all ranks */
     int                  *peer_failed;         /* world rank -> status, 0 if alive */
     int                   nfailed;             /* world ranks marked failed (rcoll_p2p_peer_error_cb) */
+    unsigned char        *peer_exited;         /* world rank -> 1: its process is known to have died
+                                                * (launcher event, this node's pid check), not
+                                                * only that its transport went away */
+    int                   finalizing;          /* in rcoll_finalize's barrier (liveness.c) */
     struct rcoll_liveness *liveness;           /* dead ranks learnt off the transports (liveness.h) */
     /* matching */
     rcoll_list_t          posted_recvs;        /* eager recvs, rndv recvs awaiting FIN or RTS */
