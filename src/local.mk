@@ -25,6 +25,7 @@ librcoll_core_la_SOURCES = \
     src/task.c \
     src/task_child.c \
     src/whereis.c \
+    src/whereis_remote.c \
     src/wire.c \
     src/reduce.c \
     src/reduce_half.c \
