@@ -17,6 +17,7 @@
 #include <string.h>
 #include "core.h"
 #include "whereis.h"
+#include "liveness.h"
 #include "bootstrap.h"
 #include "wire.h"
 #include "addr_blob.h"
@@ -290,6 +291,7 @@ static void context_destroy(rcoll_context_t *ctx)
     if (ctx->boot_ops != NULL) {
         ctx->boot_ops->fini(ctx);
     }
+    rcoll_liveness_free(ctx->liveness);     /* the bootstrap delivers no more events */
     free(ctx->node_name);
     free(ctx->config_value);
     free(ctx->node_of);
@@ -338,7 +340,8 @@ static rcoll_status_t context_start(rcoll_context_t *ctx, const char *fn)
     ctx->peer_tl = calloc(n, sizeof(*ctx->peer_tl));
     ctx->peer_ops = calloc(n, sizeof(*ctx->peer_ops));
     ctx->peer_failed = calloc(n, sizeof(int));
-    if (!ctx->node_of || !ctx->peer_tl || !ctx->peer_ops || !ctx->peer_failed) {
+    ctx->liveness = rcoll_liveness_new();
+    if (!ctx->node_of || !ctx->peer_tl || !ctx->peer_ops || !ctx->peer_failed || !ctx->liveness) {
         return RCOLL_ERR_NO_MEMORY;
     }
     ctx->eager_limit = ctx->config.eager_limit;
@@ -358,6 +361,7 @@ static rcoll_status_t context_start(rcoll_context_t *ctx, const char *fn)
     if (st == RCOLL_OK) rcoll_whereis_init(ctx);
     if (st == RCOLL_OK) st = create_world(ctx);
     if (st == RCOLL_OK) st = rcoll_selector_init(ctx);
+    if (st == RCOLL_OK) st = rcoll__comm_shm_agree(ctx->world);    /* docs/shm.md */
     if (st != RCOLL_OK) {
         rcoll_error("%s failed: %s", fn, rcoll_strerror(st));
         return st;

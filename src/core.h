@@ -85,6 +85,8 @@ struct rcoll_context {
     const rcoll_tl_ops_t **peer_ops;
     size_t                eager_limit;         /* agreed by all ranks */
     int                  *peer_failed;         /* world rank -> status, 0 if alive */
+    int                   nfailed;             /* world ranks marked failed (rcoll_p2p_peer_error_cb) */
+    struct rcoll_liveness *liveness;           /* dead ranks learnt off the transports (liveness.h) */
     /* matching */
     rcoll_list_t          posted_recvs;        /* eager recvs, rndv recvs awaiting FIN or RTS */
     rcoll_list_t          sends_wait_rtr;      /* rndv sends awaiting RTR or DONE */
@@ -170,6 +172,8 @@ void   rcoll_p2p_cleanup(rcoll_context_t *ctx);
 rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, int size,
                                  int *world_ranks, rcoll_comm_t **out);
 void   rcoll_comm_destroy(rcoll_comm_t *comm);
+/* A communicator of the API is made: agree on its shm segment (comm.c). */
+rcoll_status_t rcoll__comm_shm_agree(rcoll_comm_t *comm);
 /* Communicator ids (comm.c).  id_make: the id allotted by world rank wr with
  * its serial; id_next: a fresh one allotted here; id_valid: could be one;
  * group_key: the matching key of a creation's own messages. */

@@ -12,7 +12,8 @@ noinst_PROGRAMS += test/integration/coll_check test/integration/comm_check \
                    test/integration/oob_threads test/integration/group_check \
                    test/integration/node_check test/integration/mismatch_check \
                    test/integration/wedge_check test/integration/where_check \
-                   test/integration/late_write_check
+                   test/integration/late_write_check test/integration/shm_leftover_check \
+                   test/integration/dead_check
 test_integration_coll_check_SOURCES = test/integration/coll_check.c \
     test/integration/coll_cases.c $(INTEG_COMMON)
 test_integration_coll_check_LDADD = $(INTEG_LDADD)
@@ -41,6 +42,9 @@ test_integration_late_write_check_LDFLAGS = $(INTEG_LINKOPTS)
 test_integration_group_check_SOURCES = test/integration/group_check.c $(INTEG_COMMON)
 test_integration_group_check_LDADD = $(INTEG_LDADD)
 test_integration_group_check_LDFLAGS = $(INTEG_LINKOPTS)
+test_integration_dead_check_SOURCES = test/integration/dead_check.c $(INTEG_COMMON)
+test_integration_dead_check_LDADD = $(INTEG_LDADD)
+test_integration_dead_check_LDFLAGS = $(INTEG_LINKOPTS)
 test_integration_wedge_check_SOURCES = test/integration/wedge_check.c $(INTEG_COMMON)
 test_integration_wedge_check_LDADD = $(INTEG_LDADD)
 test_integration_wedge_check_LDFLAGS = $(INTEG_LINKOPTS)
@@ -51,3 +55,6 @@ dist_noinst_SCRIPTS += test/integration/run.sh
 test_integration_mismatch_check_SOURCES = test/integration/mismatch_check.c $(INTEG_COMMON)
 test_integration_mismatch_check_LDADD = $(INTEG_LDADD)
 test_integration_mismatch_check_LDFLAGS = $(INTEG_LINKOPTS)
+test_integration_shm_leftover_check_SOURCES = test/integration/shm_leftover_check.c $(INTEG_COMMON)
+test_integration_shm_leftover_check_LDADD = $(INTEG_LDADD)
+test_integration_shm_leftover_check_LDFLAGS = $(INTEG_LINKOPTS)
