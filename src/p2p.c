@@ -42,6 +42,7 @@
 #include "core.h"
 #include "wire.h"
 #include "liveness.h"
+#include "whereis.h"
 
 typedef struct {
     rcoll_list_t     link;
@@ -722,6 +723,8 @@ void rcoll_p2p_recv_cb(void *arg, int peer, const void *msg, size_t len)
     case RCOLL_MSG_DONE:  on_rndv_end(ctx, &ctx->sends_wait_rtr, RCOLL_P2P_WAIT_DONE, peer, &h); break;
     case RCOLL_MSG_DECLINE:  on_decline(ctx, peer, &h); break;
     case RCOLL_MSG_WITHDRAW: on_withdraw(ctx, peer, &h); break;
+    case RCOLL_MSG_WHERE_Q: case RCOLL_MSG_WHERE_A: rcoll__whereis_on_msg(ctx, peer, &h, body, body_len);
+        break;
     }
 }
 

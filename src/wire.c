@@ -40,6 +40,8 @@ const char *rcoll_msg_type_name(int type)
     case RCOLL_MSG_DONE:  return "DONE";
     case RCOLL_MSG_WITHDRAW: return "WITHDRAW";
     case RCOLL_MSG_DECLINE:  return "DECLINE";
+    case RCOLL_MSG_WHERE_Q:  return "WHERE_Q";
+    case RCOLL_MSG_WHERE_A:  return "WHERE_A";
     default:              return "unknown";
     }
 }
@@ -90,6 +92,15 @@ rcoll_status_t rcoll_wire_decode(const void *msg, size_t msg_len, rcoll_wire_hdr
     case RCOLL_MSG_DECLINE:
         if (rest != 0 || h->rkey_len != 0) {
             snprintf(err, errlen, "%s with %zu trailing bytes", rcoll_msg_type_name(h->type), rest);
+            return RCOLL_ERR_PROTOCOL;
+        }
+        break;
+    case RCOLL_MSG_WHERE_Q:
+    case RCOLL_MSG_WHERE_A:
+        if (h->len != rest || rest > RCOLL_WIRE_WHERE_MAX || h->rkey_len != 0) {
+            snprintf(err, errlen, "%s says %llu bytes, carries %zu (at most %d)",
+                     rcoll_msg_type_name(h->type), (unsigned long long)h->len, rest,
+                     RCOLL_WIRE_WHERE_MAX);
             return RCOLL_ERR_PROTOCOL;
         }
         break;

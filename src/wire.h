@@ -5,6 +5,7 @@
  * that no struct padding or host byte order leaks onto the wire:
  *   off size field
  *     0    1 type      EAGER | RTR | FIN | RTS | DONE | WITHDRAW | DECLINE
+ *                      | WHERE_Q | WHERE_A
  *     1    1 version   RCOLL_WIRE_VERSION
  *     2    2 rkey_len  RTR, RTS: bytes of packed remote key after the header
  *     4    4 seq       collective sequence number on the communicator
@@ -40,8 +41,13 @@ typedef enum {
     RCOLL_MSG_DONE     = 5,   /* receiver to sender: it has read len bytes; a len other than
                                  the sender's: it refuses (its own length), read nothing */
     RCOLL_MSG_WITHDRAW = 6,   /* sender to receiver: its send failed, the RTS is void */
-    RCOLL_MSG_DECLINE  = 7    /* receiver to sender: its receive failed, it will not read */
+    RCOLL_MSG_DECLINE  = 7,   /* receiver to sender: its receive failed, it will not read */
+    /* Where is everyone (whereis_remote.c), numbered apart from the rest: */
+    RCOLL_MSG_WHERE_Q  = 40,  /* a timeout's query about ranks of this node: header + world ranks */
+    RCOLL_MSG_WHERE_A  = 41   /* its answer: header + one record per rank asked */
 } rcoll_msg_type_t;
+
+#define RCOLL_WIRE_WHERE_MAX 8192   /* bytes after a WHERE_Q or WHERE_A header, at most */
 
 typedef struct rcoll_wire_hdr {
     uint8_t  type;

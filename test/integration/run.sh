@@ -22,7 +22,9 @@
 #               posix, cma,tcp and tcp unless UCX_TLS is set),
 #               mismatch (mismatch_check, then mismatch_check --no-shm, for
 #               N >= 2), wedge (wedge_check, for N >= 2: its 512 MiB queued
-#               case only at N = 2), where (where_check, for N = 2 and N >= 8),
+#               case only at N = 2), where (where_check, for N = 2 and N >= 8;
+#               under --nodes or --srun-nodes every rank's report must also
+#               name the ranks of other nodes: none may be "not visible"),
 #               shmleft (shm_leftover.sh N, rcollrun only, N = 2, 3, >= 8, not with
 #               --nodes: ranks SIGKILLed during and after the shm set-up
 #               leave no rcoll file in a private /dev/shm; and with a 1 MiB
@@ -75,7 +77,7 @@ limit_override=""
 
 nodes=""
 srun_nodes=""
-usage() { sed -n '2,53p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,62p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
