@@ -338,7 +338,8 @@ static rcoll_status_t context_start(rcoll_context_t *ctx, const char *fn)
     ctx->peer_tl = calloc(n, sizeof(*ctx->peer_tl));
     ctx->peer_ops = calloc(n, sizeof(*ctx->peer_ops));
     ctx->peer_failed = calloc(n, sizeof(int));
-    if (!ctx->node_of || !ctx->peer_tl || !ctx->peer_ops || !ctx->peer_failed) {
+    if (!ctx->node_of || !ctx->peer_tl || !ctx->peer_ops || !ctx->peer_failed ||
+        rcoll__p2p_flow_init(ctx) != RCOLL_OK) {
         return RCOLL_ERR_NO_MEMORY;
     }
     ctx->eager_limit = ctx->config.eager_limit;

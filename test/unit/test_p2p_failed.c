@@ -43,6 +43,8 @@ static int setup(void **state)
     rcoll_list_init(&ctx->posted_recvs);
     rcoll_list_init(&ctx->sends_wait_rtr);
     rcoll_list_init(&ctx->unexpected);
+    ctx->config.unexpected_max = 1 << 20;
+    assert_int_equal(rcoll__p2p_flow_init(ctx), RCOLL_OK);     /* freed by rcoll_p2p_cleanup */
     f->world_ranks[0] = 0;
     f->world_ranks[1] = 1;
     f->comm = (rcoll_comm_t){ .ctx = ctx, .id = COMM_ID, .rank = ME, .size = 2,
