@@ -4,7 +4,7 @@
 #
 #   test/integration/run.sh [--launcher rcollrun|mpirun|srun] [--ranks "1 2 3 4 5 8"]
 #                           [--quick] [--label NAME]
-#                           [--only "coll comm group nb timeout mismatch late wedge where oob"]
+#                           [--only "coll comm group nb timeout mismatch late wedge where flood oob"]
 #                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
 #                           [--nodes "SPEC..."] [--srun-nodes "SPEC..."]
 #
@@ -23,6 +23,10 @@
 #               mismatch (mismatch_check, then mismatch_check --no-shm, for
 #               N >= 2), wedge (wedge_check, for N >= 2: its 512 MiB queued
 #               case only at N = 2), where (where_check, for N = 2 and N >= 8),
+#               flood (flood_check, for N = 2 and 3: a root 10000 16 KiB
+#               bcasts ahead stays within RCOLL_UNEXPECTED_MAX on every rank;
+#               16 MiB at N = 2, the default at N = 3; over UCX once per
+#               UCX_TLS of sm and tcp unless UCX_TLS is set),
 #               oob (oob_threads: 4 threads with rcoll_init_oob contexts in
 #               one process, started once without the launcher); default all
 #   --coll, --algs  passed to coll_check
@@ -56,7 +60,7 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout mismatch late wedge where oob"
+only="coll comm group nb node timeout mismatch late wedge where flood oob"
 coll_args=()
 limit_override=""
 
@@ -226,7 +230,26 @@ run_set() {
     if wants late && { [ "$n" = 2 ] || [ "$n" = 3 ]; }; then
         late_checks "$n"
     fi
+    if wants flood && { [ "$n" = 2 ] || [ "$n" = 3 ]; }; then
+        flood_checks "$n"
+    fi
     return 0
+}
+
+# flood_checks N: flood_check (bounded unexpected-message memory) over UCX's
+# shared-memory and tcp transports, or once under the transport and UCX_TLS
+# the caller chose.  N = 2 with a 16 MiB bound, N = 3 with the default.
+flood_checks() {
+    local n=$1 tls args=()
+    [ "$n" = 2 ] && args=(--max 16m)
+    if [ -n "${UCX_TLS:-}" ] || [ "${RCOLL_TRANSPORT:-auto}" = verbs ]; then
+        run_one "flood_check${args[*]:+ ${args[*]}}" "$n" 120 "$here/flood_check" "${args[@]}"
+        return
+    fi
+    for tls in sm tcp; do
+        UCX_TLS=$tls run_one "flood_check${args[*]:+ ${args[*]}} UCX_TLS=$tls" "$n" 120 \
+            "$here/flood_check" "${args[@]}"
+    done
 }
 
 # late_checks N: late_write_check over each UCX shared-memory and network
