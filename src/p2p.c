@@ -57,6 +57,10 @@ typedef struct {
     uint8_t          body[];
 } unexpected_t;
 
+/* The charge of a kept copy covers its header and malloc's own (p2p_flow.h). */
+_Static_assert(sizeof(unexpected_t) + 2 * sizeof(size_t) <= RCOLL__FLOW_ENTRY,
+               "RCOLL__FLOW_ENTRY must cover an unexpected_t");
+
 static int use_rndv(const rcoll_context_t *ctx, int wpeer, size_t len)
 {
     return len > ctx->eager_limit && wpeer != ctx->rank;
