@@ -271,6 +271,7 @@ static void context_destroy(rcoll_context_t *ctx)
         ctx->tls_ops[i]->close(ctx->tls[i]);
     }
     rcoll_p2p_cleanup(ctx);
+    rcoll__p2p_flow_fini(ctx);
     rcoll_list_t *pos, *tmp;
     rcoll_list_for_each_safe(pos, tmp, &ctx->zombies) {
         rcoll_list_del(pos);

@@ -177,6 +177,7 @@ const rcoll_p2p_op_t *rcoll_task_first_pending(const rcoll_task_t *task);
 const char *rcoll_p2p_state_name(const rcoll_p2p_op_t *op);
 void   rcoll_p2p_cleanup(rcoll_context_t *ctx);
 rcoll_status_t rcoll__p2p_flow_init(rcoll_context_t *ctx);    /* p2p_flow.c: after peer arrays */
+void   rcoll__p2p_flow_fini(rcoll_context_t *ctx);
 rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, int size,
                                  int *world_ranks, rcoll_comm_t **out);
 void   rcoll_comm_destroy(rcoll_comm_t *comm);

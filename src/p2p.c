@@ -1064,10 +1064,8 @@ void rcoll_p2p_cleanup(rcoll_context_t *ctx)
 {
     rcoll_list_t *pos, *tmp;
     rcoll_list_for_each_safe(pos, tmp, &ctx->unexpected) {
-        free_unexpected(ctx, rcoll_container_of(pos, unexpected_t, link));   /* no CREDIT: closing */
+        free_unexpected(ctx, rcoll_container_of(pos, unexpected_t, link));   /* no CREDIT sent */
     }
-    free(ctx->flow);
-    ctx->flow = NULL;
 }
 
 const rcoll_p2p_op_t *rcoll_task_first_pending(const rcoll_task_t *task)

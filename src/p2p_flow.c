@@ -18,6 +18,12 @@ rcoll_status_t rcoll__p2p_flow_init(rcoll_context_t *ctx)
     return RCOLL_OK;
 }
 
+void rcoll__p2p_flow_fini(rcoll_context_t *ctx)
+{
+    free(ctx->flow);
+    ctx->flow = NULL;
+}
+
 void rcoll__flow_return(rcoll_context_t *ctx, int wpeer)
 {
     rcoll__flow_peer_t *f = &ctx->flow[wpeer];
