@@ -53,9 +53,10 @@
 #define OSU_ALLGATHER      4
 #define OSU_REDUCE_SCATTER 5
 #define OSU_IALLREDUCE     6
+#define OSU_BARRIER        7    /* sizes are ignored: one row per size given (-s 1) */
 
 #ifndef OSU_COLL
-#error "compile with -DOSU_COLL=OSU_ALLREDUCE (or OSU_BCAST, OSU_REDUCE, OSU_ALLGATHER, OSU_REDUCE_SCATTER, OSU_IALLREDUCE)"
+#error "compile with -DOSU_COLL=OSU_ALLREDUCE (or OSU_BCAST, OSU_REDUCE, OSU_ALLGATHER, OSU_REDUCE_SCATTER, OSU_IALLREDUCE, OSU_BARRIER)"
 #endif
 
 #if OSU_COLL == OSU_ALLREDUCE
@@ -82,6 +83,10 @@
 #define COLL_TITLE "Non-blocking Allreduce"
 #define COLL_NAME  "allreduce"
 #define ELEM_SIZE  4
+#elif OSU_COLL == OSU_BARRIER
+#define COLL_TITLE "Barrier"
+#define COLL_NAME  "barrier"
+#define ELEM_SIZE  1
 #else
 #error "unknown OSU_COLL"
 #endif
@@ -344,6 +349,9 @@ static size_t count_for(size_t size)
 {
 #if OSU_COLL == OSU_REDUCE_SCATTER
     return size / ELEM_SIZE / (size_t)nranks;   /* size is the whole input */
+#elif OSU_COLL == OSU_BARRIER
+    (void)size;
+    return 1;
 #else
     return size % ELEM_SIZE ? 0 : size / ELEM_SIZE;
 #endif
@@ -422,6 +430,10 @@ static int run_once(struct buffers *b, size_t count, const char **what)
 #elif OSU_COLL == OSU_REDUCE_SCATTER
     *what = "reduce_scatter";
     return osu_be_reduce_scatter_f32(b->send, b->recv, count);
+#elif OSU_COLL == OSU_BARRIER
+    (void)b; (void)count;
+    *what = "barrier";
+    return osu_be_barrier();
 #elif OSU_COLL == OSU_IALLREDUCE
     osu_req_t req;
     *what = "iallreduce";

@@ -159,11 +159,18 @@ struct rcoll_comm {
      * RCOLL_SHM, an init-only setting that must be equal on all ranks), so
      * all reach the same values without communicating.  The selector reads
      * them; no algorithm is ever swapped for another mid-flight.
-     * shm_usable: every member is on one node and RCOLL_SHM=1, so the
-     * selector may choose the shm algorithms here (a forced shm needs only
-     * the one node).  The segment behind them is still set up lazily, by
-     * the first shm collective; if that fails, that collective and every
-     * later shm one on the communicator return the error (docs/shm.md). */
+     * shm_usable: every member is on one node, RCOLL_SHM=1, and (for the
+     * world and the communicators of rcoll_comm_dup and _split) the members
+     * agreed at creation that the shared-memory segment is set up
+     * (rcoll__comm_shm_agree: a set-up with messages, so a too-small
+     * /dev/shm gives one warning and point-to-point algorithms on every
+     * member alike); so the selector may choose the shm algorithms here (a
+     * forced shm needs only the one node).  The communicators of
+     * rcoll_comm_create_group (whose creations may interleave differently
+     * on different members, so a blocking set-up could deadlock) and the
+     * node sub-communicators (made without messages) set their segment up
+     * lazily, by the first shm collective; if that fails, that collective
+     * and every later shm one on it return the error (docs/shm.md). */
     int              local_size;       /* members on this rank's node */
     int              shm_usable;
     /* The node layout, fixed at creation in the same way (src/comm.c):
@@ -332,5 +339,13 @@ void           rcoll_selector_fini(rcoll_context_t *ctx);
 
 /* The communicator is being destroyed: release comm->coll_state. */
 void rcoll_coll_comm_fini(rcoll_comm_t *comm);
+
+/* The shared-memory segment's set-up at creation (collectives/shm,
+ * docs/shm.md): an internal algorithm that rcoll__comm_shm_agree (src/comm.c)
+ * posts and waits for on a new communicator with shm_usable 1, and its
+ * outcome, the same on every member: 1 if the segment is ready, else 0 (one
+ * warning logged). */
+extern const rcoll_alg_t rcoll__shm_agree_alg;
+int rcoll__shm_agreed(rcoll_comm_t *comm);
 
 #endif

@@ -14,7 +14,8 @@ examples_allreduce_LDADD = librcoll.la
 OSU_RCOLL_SOURCES = bench/osu_coll.c bench/osu_backend.h bench/osu_backend_rcoll.c
 bin_PROGRAMS += examples/rcoll_osu_allreduce examples/rcoll_osu_bcast \
                 examples/rcoll_osu_reduce examples/rcoll_osu_allgather \
-                examples/rcoll_osu_reduce_scatter examples/rcoll_osu_iallreduce
+                examples/rcoll_osu_reduce_scatter examples/rcoll_osu_iallreduce \
+                examples/rcoll_osu_barrier
 
 examples_rcoll_osu_allreduce_SOURCES = $(OSU_RCOLL_SOURCES)
 examples_rcoll_osu_allreduce_CPPFLAGS = $(AM_CPPFLAGS) -DOSU_COLL=OSU_ALLREDUCE
@@ -39,3 +40,7 @@ examples_rcoll_osu_reduce_scatter_LDADD = librcoll.la -lm
 examples_rcoll_osu_iallreduce_SOURCES = $(OSU_RCOLL_SOURCES)
 examples_rcoll_osu_iallreduce_CPPFLAGS = $(AM_CPPFLAGS) -DOSU_COLL=OSU_IALLREDUCE
 examples_rcoll_osu_iallreduce_LDADD = librcoll.la -lm
+
+examples_rcoll_osu_barrier_SOURCES = $(OSU_RCOLL_SOURCES)
+examples_rcoll_osu_barrier_CPPFLAGS = $(AM_CPPFLAGS) -DOSU_COLL=OSU_BARRIER
+examples_rcoll_osu_barrier_LDADD = librcoll.la -lm

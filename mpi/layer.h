@@ -81,7 +81,21 @@ typedef struct {
     int              direct;     /* 1: the data lies contiguous at buf + lb */
     MPI_Aint         lb;
     MPI_Datatype     leaf;       /* predefined type of the signature (for packing) */
+    int              predefined; /* dt itself is predefined (not just its signature) */
 } layer_plan_t;
+
+/* One-entry memo of the latest blocking allreduce / bcast that went to rcoll
+ * with a predefined datatype: the same (comm, datatype, op) again skips the
+ * plan (the per-call cost of the layer at 8 B is what users compare).
+ * Cleared with the twin cache: a freed communicator's handle may come back. */
+typedef struct {
+    MPI_Comm         comm;
+    MPI_Datatype     dt;
+    MPI_Op           op;
+    rcoll_comm_t    *twin;
+    rcoll_datatype_t rdt;
+    rcoll_op_t       rop;
+} layer_memo_t;
 
 /* One collective in flight: the rcoll request and what to do at its end. */
 typedef struct layer_op {
@@ -114,6 +128,7 @@ typedef struct {
     MPI_Comm         last_comm;  /* one-entry cache of the latest twin lookup */
     layer_twin_t    *last_twin;
     layer_twin_t     world_twin;
+    layer_memo_t     memo_allreduce, memo_bcast;
     layer_twin_t    *twins;      /* list of created twins */
     struct { uint64_t hash; int count; } *tags;  /* per member list: creations so far */
     int              ntags, maxtags;
@@ -133,6 +148,12 @@ int  rcoll__mpi_parse_bool(const char *value, int dflt);
 layer_twin_t *rcoll__mpi_twin_lookup(MPI_Comm comm);
 int  rcoll__mpi_twin_keyval_create(void);
 void rcoll__mpi_twins_free_all(void);
+
+static inline void rcoll__mpi_memo_clear(void)
+{
+    rcoll__mpi.memo_allreduce.comm = MPI_COMM_NULL;
+    rcoll__mpi.memo_bcast.comm = MPI_COMM_NULL;
+}
 
 static inline layer_twin_t *rcoll__mpi_twin(MPI_Comm comm)
 {

@@ -190,6 +190,13 @@ static layer_why_t root_ok(const layer_plan_t *p, int root)
 int rcoll__mpi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                          MPI_Comm comm)
 {
+    const layer_memo_t *m = &rcoll__mpi.memo_allreduce;
+    if (comm == m->comm && dt == m->dt && op == m->op && count >= 0) {
+        rcoll__mpi_count(FN_ALLREDUCE, WHY_RCOLL);
+        rcoll_status_t st = rcoll_allreduce(sbuf == MPI_IN_PLACE ? RCOLL_IN_PLACE : sbuf, rbuf,
+                                            (size_t)count, m->rdt, m->rop, m->twin);
+        return st == RCOLL_OK ? MPI_SUCCESS : rcoll__mpi_raise(comm, st, 1);
+    }
     layer_plan_t p;
     layer_why_t why = rcoll__mpi_plan(&p, comm, count, 1, dt, op, 1);
     rcoll__mpi_count(FN_ALLREDUCE, why == WHY_ERROR ? WHY_RCOLL : why);
@@ -199,12 +206,27 @@ int rcoll__mpi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype d
     if (why != WHY_RCOLL) {
         return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
     }
+    if (p.direct) {     /* the common case: rcoll's blocking call, nothing to unpack */
+        if (p.predefined) {
+            rcoll__mpi.memo_allreduce = (layer_memo_t){ .comm = comm, .dt = dt, .op = op,
+                                                        .twin = p.twin, .rdt = p.dtype, .rop = p.op };
+        }
+        rcoll_status_t st = rcoll_allreduce(sbuf == MPI_IN_PLACE ? RCOLL_IN_PLACE : IN(sbuf, p.lb),
+                                            OUT(rbuf, p.lb), p.n, p.dtype, p.op, p.twin);
+        return st == RCOLL_OK ? MPI_SUCCESS : rcoll__mpi_raise(comm, st, 1);
+    }
     layer_op_t o = { .comm = comm };
     return run(&o, rcoll__mpi_start_allreduce(&o, sbuf, rbuf, count, dt, &p));
 }
 
 int rcoll__mpi_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
+    const layer_memo_t *m = &rcoll__mpi.memo_bcast;
+    if (comm == m->comm && dt == m->dt && count >= 0 && root >= 0 && root < rcoll_comm_size(m->twin)) {
+        rcoll__mpi_count(FN_BCAST, WHY_RCOLL);
+        rcoll_status_t st = rcoll_bcast(buf, (size_t)count, m->rdt, root, m->twin);
+        return st == RCOLL_OK ? MPI_SUCCESS : rcoll__mpi_raise(comm, st, 1);
+    }
     layer_plan_t p;
     layer_why_t why = rcoll__mpi_plan(&p, comm, count, 1, dt, MPI_OP_NULL, 0);
     if (why == WHY_RCOLL) {
@@ -216,6 +238,14 @@ int rcoll__mpi_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm c
     }
     if (why != WHY_RCOLL) {
         return PMPI_Bcast(buf, count, dt, root, comm);
+    }
+    if (p.direct) {
+        if (p.predefined) {
+            rcoll__mpi.memo_bcast = (layer_memo_t){ .comm = comm, .dt = dt, .twin = p.twin,
+                                                    .rdt = p.dtype };
+        }
+        rcoll_status_t st = rcoll_bcast(OUT(buf, p.lb), p.n, p.dtype, root, p.twin);
+        return st == RCOLL_OK ? MPI_SUCCESS : rcoll__mpi_raise(comm, st, 1);
     }
     layer_op_t o = { .comm = comm };
     return run(&o, rcoll__mpi_start_bcast(&o, buf, count, dt, root, &p));
@@ -232,7 +262,8 @@ int rcoll__mpi_barrier(MPI_Comm comm)
     if (why != WHY_RCOLL) {
         return PMPI_Barrier(comm);
     }
-    return rcoll__mpi_raise(comm, rcoll_barrier(p.twin), 1);
+    rcoll_status_t st = rcoll_barrier(p.twin);
+    return st == RCOLL_OK ? MPI_SUCCESS : rcoll__mpi_raise(comm, st, 1);
 }
 
 int rcoll__mpi_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,

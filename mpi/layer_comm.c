@@ -51,6 +51,7 @@ static int twin_delete(MPI_Comm comm, int keyval, void *value, void *extra)
         L->last_comm = MPI_COMM_NULL;
         L->last_twin = NULL;
     }
+    rcoll__mpi_memo_clear();
     if (t->comm != NULL) {
         rcoll_status_t st = rcoll_comm_free(t->comm);
         if (st != RCOLL_OK) {

@@ -93,6 +93,7 @@ static int self_delete(MPI_Comm comm, int keyval, void *value, void *extra)
     L->off_why = WHY_NOT_STARTED;
     L->last_comm = MPI_COMM_NULL;
     L->last_twin = NULL;
+    rcoll__mpi_memo_clear();
     free(L->tags);
     L->tags = NULL;
     L->ntags = L->maxtags = 0;
@@ -152,6 +153,7 @@ void rcoll__mpi_start(int provided)
     }
     L->self = MPI_COMM_NULL;
     L->last_comm = MPI_COMM_NULL;
+    rcoll__mpi_memo_clear();
 #ifdef RCOLL_MPI_OMPI
     rcoll__mpi_fortran_init();
 #endif

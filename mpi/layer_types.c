@@ -22,6 +22,7 @@ typedef struct {
     int              used;
     int              move_only;
     rcoll_datatype_t rdt;
+    size_t           esize;      /* rcoll_datatype_size(rdt), kept off the per-call path */
 } type_slot_t;
 
 #define TYPE_SLOTS 128            /* power of two, well above the predefined types */
@@ -76,7 +77,7 @@ static void type_add(MPI_Datatype dt, kind_t kind)
     for (unsigned i = slot_of(dt); ; i = (i + 1) & (TYPE_SLOTS - 1)) {
         if (!type_slots[i].used) {
             type_slots[i] = (type_slot_t){ .dt = dt, .used = 1, .move_only = kind == K_MOVE,
-                                           .rdt = rdt };
+                                           .rdt = rdt, .esize = rcoll_datatype_size(rdt) };
             return;
         }
     }
@@ -178,10 +179,11 @@ layer_why_t rcoll__mpi_plan_data(layer_plan_t *p, int count, int blocks, MPI_Dat
         }
         p->dtype = s->rdt;
         p->n = (size_t)count;
-        p->bytes = (size_t)count * rcoll_datatype_size(s->rdt);
+        p->bytes = (size_t)count * s->esize;
         p->direct = 1;
         p->lb = 0;
         p->leaf = dt;
+        p->predefined = 1;
         return WHY_RCOLL;
     }
     if (reduce) {
@@ -204,6 +206,7 @@ layer_why_t rcoll__mpi_plan_data(layer_plan_t *p, int count, int blocks, MPI_Dat
     p->direct = ordered && textent == size && ((size_t)count * (size_t)blocks <= 1 || extent == size);
     p->lb = tlb;
     p->leaf = leaf;
+    p->predefined = 0;
     if (!p->direct && p->n * (size_t)blocks > INT_MAX) {
         return WHY_TYPE;                    /* too large to pack in one MPI call */
     }

@@ -126,6 +126,31 @@ rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, in
     return RCOLL_OK;
 }
 
+/* The last step of creating comm with rcoll_init, rcoll_comm_dup or
+ * rcoll_comm_split (not rcoll_comm_create_group, whose creations of
+ * different groups may interleave differently on different members, nor the
+ * node sub-communicators, made without messages): where
+ * shm_usable is 1, set the shared-memory segment up now, with the set-up's
+ * messages, and keep shm_usable only if every member could attach it (the
+ * same outcome everywhere; docs/shm.md).  An error only if the set-up's
+ * messages failed (timeout, peer failure), as any collective's would. */
+rcoll_status_t rcoll__comm_shm_agree(rcoll_comm_t *comm)
+{
+    if (!comm->shm_usable || comm->size < 2) {
+        return RCOLL_OK;
+    }
+    rcoll_coll_args_t a = { .type = RCOLL_COLL_BARRIER };
+    rcoll_task_t *task;
+    rcoll_status_t st = rcoll_task_post_alg(comm, &a, &rcoll__shm_agree_alg, &task);
+    if (st == RCOLL_OK) {
+        st = rcoll_task_wait(task);
+    }
+    if (st == RCOLL_OK) {
+        comm->shm_usable = rcoll__shm_agreed(comm);
+    }
+    return st;
+}
+
 /* One sub-communicator: the members i of comm with pick(i), in comm order. */
 static rcoll_status_t sub_create(rcoll_comm_t *comm, int kind, int index, const int *pick,
                                  rcoll_comm_t **out)
@@ -248,6 +273,17 @@ static int cmp_split(const void *a, const void *b)
     return x->rank < y->rank ? -1 : (x->rank > y->rank);
 }
 
+/* A communicator of the API is made: its segment agreed (or it is gone). */
+static rcoll_status_t comm_created(rcoll_comm_t **newcomm)
+{
+    rcoll_status_t st = rcoll__comm_shm_agree(*newcomm);
+    if (st != RCOLL_OK) {
+        rcoll_comm_destroy(*newcomm);
+        *newcomm = NULL;
+    }
+    return st;
+}
+
 RCOLL_API rcoll_status_t rcoll_comm_split(rcoll_comm_t *comm, int color, int key, rcoll_comm_t **newcomm)
 {
     if (comm == NULL || newcomm == NULL) {
@@ -300,8 +336,9 @@ RCOLL_API rcoll_status_t rcoll_comm_split(rcoll_comm_t *comm, int color, int key
     st = rcoll_comm_create(comm->ctx, id, myrank, n, world_ranks, newcomm);
     if (st != RCOLL_OK) {
         free(world_ranks);
+        return st;
     }
-    return st;
+    return comm_created(newcomm);
 }
 
 RCOLL_API rcoll_status_t rcoll_comm_dup(rcoll_comm_t *comm, rcoll_comm_t **newcomm)
@@ -330,8 +367,9 @@ RCOLL_API rcoll_status_t rcoll_comm_dup(rcoll_comm_t *comm, rcoll_comm_t **newco
     st = rcoll_comm_create(comm->ctx, id, comm->rank, comm->size, world_ranks, newcomm);
     if (st != RCOLL_OK) {
         free(world_ranks);
+        return st;
     }
-    return st;
+    return comm_created(newcomm);
 }
 
 RCOLL_API rcoll_status_t rcoll_comm_free(rcoll_comm_t *comm)

@@ -360,6 +360,7 @@ static rcoll_status_t context_start(rcoll_context_t *ctx, const char *fn)
     if (st == RCOLL_OK) rcoll_whereis_init(ctx);
     if (st == RCOLL_OK) st = create_world(ctx);
     if (st == RCOLL_OK) st = rcoll_selector_init(ctx);
+    if (st == RCOLL_OK) st = rcoll__comm_shm_agree(ctx->world);    /* docs/shm.md */
     if (st != RCOLL_OK) {
         rcoll_error("%s failed: %s", fn, rcoll_strerror(st));
         return st;

@@ -181,6 +181,8 @@ void   rcoll__p2p_flow_fini(rcoll_context_t *ctx);
 rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, int size,
                                  int *world_ranks, rcoll_comm_t **out);
 void   rcoll_comm_destroy(rcoll_comm_t *comm);
+/* A communicator of the API is made: agree on its shm segment (comm.c). */
+rcoll_status_t rcoll__comm_shm_agree(rcoll_comm_t *comm);
 /* Communicator ids (comm.c).  id_make: the id allotted by world rank wr with
  * its serial; id_next: a fresh one allotted here; id_valid: could be one;
  * group_key: the matching key of a creation's own messages. */

@@ -37,7 +37,17 @@
 #define RCOLL__SHM_SLICE     (128 * 1024) /* default pipeline slice per rank */
 #define RCOLL__SHM_CHUNK_MAX (512 * 1024) /* slices shrink to keep a chunk <= this */
 #define RCOLL__SHM_BC_PIECE  (64 * 1024) /* medium bcast pipeline chunk (shm_bcast.c) */
-#define RCOLL__SHM_NAME_MAX  48
+#define RCOLL__SHM_NAME_MAX  64
+/* The memory bound (docs/shm.md, "Memory"): the slots of all ranks together
+ * take at most RCOLL__SHM_SLOT_BUDGET beyond 2 ranks (slots shrink with the
+ * rank count, down to RCOLL__SHM_SLOT_MIN), the pipeline input buffers of all
+ * ranks at most RCOLL__SHM_PIPE_BUDGET (slices shrink with the square of the
+ * rank count, down to one line), so a communicator of 256 ranks on a node
+ * maps < 64 MiB.  Up to 8 ranks neither budget binds (the geometry measured
+ * in docs/shm.md). */
+#define RCOLL__SHM_SLOT_BUDGET (8u << 20)
+#define RCOLL__SHM_SLOT_MIN    (4 * 1024)
+#define RCOLL__SHM_PIPE_BUDGET (48u << 20)
 
 /* Diagnostic steps (task->wait_step) of the shm algorithms. */
 #define RCOLL__SHM_STEP_SLOT    1u   /* waiting for a peer to finish reading my slot */
@@ -84,8 +94,8 @@ typedef struct rcoll__shm {
     size_t    piece;
     uint64_t  ring, fence;
     int       setup_next;    /* set-up: peers whose message is posted */
-    int       unlinked;
-    char      name[RCOLL__SHM_NAME_MAX];   /* also the set-up message */
+    int       fd;            /* rank 0 during set-up: the (unlinked) segment's fd, else -1 */
+    char      name[RCOLL__SHM_NAME_MAX];   /* also the set-up message: "/proc/<pid>/fd/<fd> <token>" */
     uint8_t   my_ok, verdict;               /* set-up: attached here; all attached */
     uint8_t  *peer_ok;                      /* rank 0: each rank's my_ok */
     uint8_t  *pipe_faulted;                 /* rcoll__shm_fault_in_pipe done, per rank */
@@ -97,8 +107,9 @@ typedef struct rcoll__shm {
 
 /* ---- the segment (shm_segment.c) ---- */
 
-/* Rank 0: create, reserve and map a fresh segment, sh->name its name; on
- * failure sh->name is "", sh->base NULL and sh->why says why. */
+/* Rank 0: create, reserve and map a fresh segment, unlinked at once (the
+ * others open it through rank 0's open descriptor, sh->name); on failure
+ * sh->name is "", sh->base NULL and sh->why says why. */
 rcoll_status_t rcoll__shm_segment_create(rcoll_comm_t *comm, rcoll__shm_t *sh);
 /* Others: map the segment named sh->name and take its geometry; on failure
  * sh->why says why. */
@@ -107,7 +118,10 @@ rcoll_status_t rcoll__shm_segment_attach(rcoll_comm_t *comm, rcoll__shm_t *sh);
  * rank's own by writing them (before it first publishes a chunk), a bcast
  * root's by reading them. */
 void rcoll__shm_fault_in_pipe(rcoll__shm_t *sh, int r);
-/* Unmap (and on rank 0 unlink, if nobody has yet). */
+/* Rank 0: every rank has attached or given up: close the descriptor the
+ * others opened the segment through. */
+void rcoll__shm_segment_close_fd(rcoll__shm_t *sh);
+/* Unmap (and close the descriptor if still open). */
 void rcoll__shm_segment_drop(rcoll__shm_t *sh);
 /* Drop the segment and free the state (rcoll_coll_comm_fini). */
 void rcoll__shm_free(rcoll_comm_t *comm);
@@ -189,6 +203,11 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm);
  * depth nbuf, capped so a chunk stays <= RCOLL__SHM_CHUNK_MAX) and size. */
 void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbuf);
 
+/* The geometry for sh->p ranks: rcoll__shm_layout with
+ * rcoll__shm_slot_size(p), rcoll__shm_slice_size(p, RCOLL__SHM_NBUF) and
+ * RCOLL__SHM_NBUF (docs/shm.md, "Memory"). */
+void rcoll__shm_default_layout(rcoll__shm_t *sh);
+
 /* 1 if an allreduce of `bytes` on p ranks takes the flat path (every rank
  * reduces every slot) rather than the pipeline, given slots of
  * rcoll__shm_slot_size(p); rcoll__shm_flat for a segment set up already. */
@@ -217,10 +236,34 @@ static inline size_t rcoll__shm_copy_slot_max(const rcoll__shm_t *sh)
 /* Slot size for p ranks.  With 2 ranks the flat allreduce (each rank reads
  * the other's slot) beats the 3-stage pipeline up to 256 KiB: 6-13% at
  * 100-256 KiB (A/B, 2026-11-29); with more ranks every rank would read
- * p - 1 slots, so the pipeline takes over sooner and the slots stay small. */
+ * p - 1 slots, so the pipeline takes over sooner and the slots stay small:
+ * 64 KiB, and beyond 64 ranks RCOLL__SHM_SLOT_BUDGET / (2 p) (a line
+ * multiple, at least RCOLL__SHM_SLOT_MIN).  Never below what the flat
+ * allreduce needs (RCOLL__SHM_FLAT_TOTAL / p <= the budget / (2 p)). */
 static inline size_t rcoll__shm_slot_size(int p)
 {
-    return p <= 2 ? RCOLL__SHM_SMALL_PAIR : RCOLL__SHM_SMALL;
+    if (p <= 2) {
+        return RCOLL__SHM_SMALL_PAIR;
+    }
+    size_t s = RCOLL__SHM_SLOT_BUDGET / (2 * (size_t)p) / RCOLL__SHM_LINE * RCOLL__SHM_LINE;
+    return s > RCOLL__SHM_SMALL ? RCOLL__SHM_SMALL : s < RCOLL__SHM_SLOT_MIN ? RCOLL__SHM_SLOT_MIN : s;
+}
+
+/* Pipeline slice per rank for p ranks and nbuf chunk buffers: the default
+ * RCOLL__SHM_SLICE, at most RCOLL__SHM_CHUNK_MAX / p (a chunk is p slices),
+ * and so that the input buffers of all ranks, p * nbuf * p * slice, stay
+ * within RCOLL__SHM_PIPE_BUDGET; a line multiple, at least one line. */
+static inline size_t rcoll__shm_slice_size(int p, int nbuf)
+{
+    size_t pp = (size_t)(p < 1 ? 1 : p), s = RCOLL__SHM_SLICE;
+    if (s * pp > RCOLL__SHM_CHUNK_MAX) {
+        s = RCOLL__SHM_CHUNK_MAX / pp;
+    }
+    if (s * pp * pp * (size_t)nbuf > RCOLL__SHM_PIPE_BUDGET) {
+        s = RCOLL__SHM_PIPE_BUDGET / (pp * pp * (size_t)nbuf);
+    }
+    s = s / RCOLL__SHM_LINE * RCOLL__SHM_LINE;
+    return s < RCOLL__SHM_LINE ? RCOLL__SHM_LINE : s;
 }
 
 /* The reduction engine (rcoll__shm_red_t): shm_reduction.h.  The slot

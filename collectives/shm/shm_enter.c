@@ -7,8 +7,8 @@
  * (comm->shm_usable, see coll.h), so the selector offers shm only there and
  * nothing here ever changes the algorithm of a task.  The segment itself is
  * set up lazily, with rcoll's own point-to-point messages of the first
- * collective (tags STEP_*): rank 0 creates the segment and sends its name
- * ("" if it could not) to every rank; each rank maps it and answers whether
+ * collective (tags STEP_*): rank 0 creates the segment (unlinked at once)
+ * and sends the path of its descriptor ("" if it could not) to every rank; each rank maps it and answers whether
  * it could; rank 0 sends the verdict (1 if all could).  So every rank knows
  * the same outcome: with a verdict of 0 they all drop the segment, and this
  * and every later shm collective on the communicator fails with the cause
@@ -65,6 +65,7 @@ static rcoll_status_t each_peer(rcoll_task_t *task, rcoll__shm_t *sh, int recv, 
 /* The set-up is over: ok, or not (then sh->why says why, on every rank). */
 static void setup_done(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
 {
+    rcoll__shm_segment_close_fd(sh);    /* rank 0: every rank has attached or given up */
     if (ok) {
         sh->state = RCOLL__SHM_READY;
         rcoll_debug("shm: communicator 0x%llx: segment ready (%zu bytes, slot %zu, slice %zu)",
@@ -234,6 +235,9 @@ rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op)
                 break;
             }
             if (sh->state == RCOLL__SHM_UNAVAILABLE) {
+                if (task->alg == &rcoll__shm_agree_alg) {
+                    return RCOLL_OK;       /* the agreed answer: no segment (rcoll__shm_agreed) */
+                }
                 return no_segment(task, sh);
             }
             if (sh->state == RCOLL__SHM_FAILED) {
@@ -408,4 +412,59 @@ double rcoll__shm_cost(const rcoll_model_t *m, int nranks, int ppn, double bytes
         return INFINITY;
     }
     return SHM_ALPHA + SHM_ALPHA_RANK * nranks + bytes_moved * SHM_BETA;
+}
+
+/*
+ * The creation-time set-up (rcoll__shm_agree_alg, run by rcoll_comm_create's
+ * callers through rcoll__comm_shm_agree): the first shm "collective" of the
+ * communicator, k = 1, does nothing but the set-up protocol above, so that
+ * its agreed outcome can decide comm->shm_usable before any collective is
+ * chosen.
+ */
+static rcoll_status_t agree_progress(rcoll_task_t *task)
+{
+    rcoll__shm_op_t *op = (rcoll__shm_op_t *)(void *)task->alg_state;
+    rcoll_status_t st = rcoll__shm_enter(task, op);
+    if (st != RCOLL_OK) {
+        return st;
+    }
+    if (op->sh->state == RCOLL__SHM_READY) {
+        rcoll__shm_leave(task, op);
+    } else {
+        turn_over(op->sh, op->k);
+    }
+    return RCOLL_OK;
+}
+
+const rcoll_alg_t rcoll__shm_agree_alg = {
+    .name     = "shm set-up",
+    .coll     = RCOLL_COLL_BARRIER,
+    .progress = agree_progress,
+    .abort    = rcoll__shm_abort,
+};
+
+int rcoll__shm_agreed(rcoll_comm_t *comm)
+{
+    rcoll__shm_t *sh = rcoll_coll_comm(comm)->shm;
+    if (sh != NULL && sh->state == RCOLL__SHM_READY) {
+        return 1;
+    }
+    /* One line per job where /dev/shm is too small for every segment: comm
+     * rank 0 says it, unless the world communicator had no segment either
+     * (then its rank 0 has said it already). */
+    rcoll_comm_t *world = rcoll_comm_world(comm->ctx);
+    const rcoll__shm_t *wsh = world != NULL ? rcoll_coll_comm(world)->shm : NULL;
+    int world_said = world != comm && world != NULL && world->size > 1 &&
+                     (wsh == NULL || wsh->state != RCOLL__SHM_READY);
+    if (comm->rank == 0 && !world_said) {
+        rcoll_warn("communicator 0x%llx (%d ranks, all on %s) has no shared-memory segment: %s; "
+                   "its collectives use point-to-point algorithms (RCOLL_SHM=0 skips the "
+                   "attempt and this warning)",
+                   (unsigned long long)comm->id, comm->size, rcoll_ctx_hostname(comm->ctx),
+                   sh != NULL && sh->why[0] != '\0' ? sh->why : "its set-up failed");
+    } else {
+        rcoll_debug("shm: communicator 0x%llx has no segment: %s", (unsigned long long)comm->id,
+                    sh != NULL && sh->why[0] != '\0' ? sh->why : "its set-up failed");
+    }
+    return 0;
 }

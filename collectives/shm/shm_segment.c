@@ -4,12 +4,26 @@
  * that connects them is in shm_enter.c.
  *
  * Rank 0 creates a POSIX shared-memory object with a random name (O_EXCL,
- * so concurrent jobs on the host never share one), reserves its memory
- * (posix_fallocate: a full /dev/shm fails here, not later with SIGBUS),
- * maps it and writes the geometry into its header.  Each other rank maps
- * it and counts itself in the header; the last to do so unlinks the name,
- * so nothing is left in /dev/shm even if the job dies later.  Rank 0 also
- * unlinks when the segment is dropped, in case some rank never attached.
+ * so concurrent jobs on the host never share one) and unlinks the name at
+ * once: from then on the segment lives only as long as some process has it
+ * open or mapped, so no kill at any moment leaves a file in /dev/shm (only
+ * a kill of rank 0 between its shm_open and shm_unlink, two system calls,
+ * could).  It then sizes the object, reserves its memory (posix_fallocate:
+ * a full /dev/shm fails here, not later with SIGBUS; /dev/shm's size limit,
+ * e.g. docker --shm-size, still applies), maps it and writes the geometry
+ * and a random token into its header.  The other ranks open it through
+ * rank 0's descriptor, /proc/<pid>/fd/<fd> (sent with the token in the
+ * set-up message; it needs the ranks of a node to share a pid namespace and
+ * the ptrace "read" access a same-user process has, which Yama's
+ * ptrace_scope does not restrict), check the token and geometry, and map it.
+ * Rank 0 closes the descriptor once the set-up is over.
+ *
+ * Why not memfd_create: it would not be counted against /dev/shm's limit,
+ * which is how containers bound a job's shared memory, and attaching would
+ * go through /proc/<pid>/fd just the same.  Why not pidfd_getfd or
+ * SCM_RIGHTS: the first needs ptrace "attach" access (refused under Yama
+ * ptrace_scope=1, Ubuntu's default), the second a Unix socket between ranks
+ * that rcoll does not otherwise have.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,15 +39,15 @@
 #include "shm.h"
 
 #define SHM_MAGIC   0x72636f6c6c73686dULL   /* "rcollshm" */
-#define SHM_VERSION 1
+#define SHM_VERSION 2
 
 typedef struct {
     uint64_t         magic;
     uint32_t         version;
     int32_t          nranks;
+    uint64_t         token;    /* random, also in the set-up message */
     uint64_t         size, rank_stride, slot_stride, small_max, slice, chunk;
     int32_t          nbuf;
-    _Atomic int32_t  attached;
 } shm_header_t;
 
 /* Why this rank has no segment, into sh->why: the shm collectives that
@@ -54,16 +68,21 @@ static size_t round_up(size_t x, size_t a)
     return (x + a - 1) / a * a;
 }
 
+void rcoll__shm_segment_close_fd(rcoll__shm_t *sh)
+{
+    if (sh->fd >= 0) {
+        close(sh->fd);
+        sh->fd = -1;
+    }
+}
+
 void rcoll__shm_segment_drop(rcoll__shm_t *sh)
 {
     if (sh->base != NULL) {
         munmap(sh->base, sh->size);
         sh->base = NULL;
     }
-    if (sh->me == 0 && !sh->unlinked && sh->name[0] != '\0') {
-        shm_unlink(sh->name);    /* ENOENT when the last rank to attach did it */
-        sh->unlinked = 1;
-    }
+    rcoll__shm_segment_close_fd(sh);
 }
 
 void rcoll__shm_free(rcoll_comm_t *comm)
@@ -90,6 +109,7 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     sh->p = comm->size;
     sh->me = comm->rank;
     sh->chunk_next = 1;
+    sh->fd = -1;
     sh->fin = flags;
     sh->in_ready = flags + comm->size;
     sh->res_ready = flags + 2 * (size_t)comm->size;
@@ -141,8 +161,8 @@ void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbu
         slice = RCOLL__SHM_CHUNK_MAX / (size_t)p;
     }
     slice = slice / RCOLL__SHM_LINE * RCOLL__SHM_LINE;
-    if (slice < 4096) {
-        slice = 4096;
+    if (slice < RCOLL__SHM_LINE) {
+        slice = RCOLL__SHM_LINE;
     }
     sh->small_max = small_max;
     sh->slot_stride = round_up(RCOLL__SHM_LINE + small_max, RCOLL__SHM_LINE);
@@ -197,97 +217,121 @@ void rcoll__shm_fault_in_pipe(rcoll__shm_t *sh, int r)
     (void)sum;
 }
 
+/* The geometry for sh->p ranks (docs/shm.md, "Memory"). */
+void rcoll__shm_default_layout(rcoll__shm_t *sh)
+{
+    rcoll__shm_layout(sh, rcoll__shm_slot_size(sh->p), rcoll__shm_slice_size(sh->p, RCOLL__SHM_NBUF),
+                      RCOLL__SHM_NBUF);
+}
+
 /* Rank 0: create, size and map a fresh segment; sh->name stays "" on failure. */
 rcoll_status_t rcoll__shm_segment_create(rcoll_comm_t *comm, rcoll__shm_t *sh)
 {
     shm_header_t g;
+    char path[RCOLL__SHM_NAME_MAX];
+    uint64_t token = 0;
     int fd = -1;
 
-    rcoll__shm_layout(sh, rcoll__shm_slot_size(sh->p), RCOLL__SHM_SLICE, RCOLL__SHM_NBUF);
+    rcoll__shm_default_layout(sh);
     memset(&g, 0, sizeof(g));
     geometry_to(&g, sh);
     for (int tries = 0; fd < 0 && tries < 16; tries++) {
-        uint64_t rnd = 0;
-        if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-            rnd = (uint64_t)rcoll_time_now() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)tries;
+        if (getrandom(&token, sizeof(token), 0) != (ssize_t)sizeof(token)) {
+            token = (uint64_t)rcoll_time_now() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)tries;
         }
-        snprintf(sh->name, sizeof(sh->name), "/rcoll-%ld-%016" PRIx64, (long)getpid(), rnd);
-        fd = shm_open(sh->name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        snprintf(path, sizeof(path), "/rcoll-%ld-%016" PRIx64, (long)getpid(), token);
+        fd = shm_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd < 0 && errno != EEXIST) {
             break;
         }
     }
     if (fd < 0) {
-        segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot create it: shm_open(%s): %s", sh->name,
+        segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot create it: shm_open(%s): %s", path,
                      strerror(errno));
         sh->name[0] = '\0';
         return RCOLL_ERR_NO_MEMORY;
     }
+    shm_unlink(path);            /* nothing in /dev/shm from here on, whatever happens */
+    g.token = token;
     int err = ftruncate(fd, (off_t)g.size) != 0 ? errno : posix_fallocate(fd, 0, (off_t)g.size);
     if (err != 0) {
         segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot reserve its %zu bytes in /dev/shm: %s (is "
                      "/dev/shm too small? e.g. docker --shm-size)", (size_t)g.size, strerror(err));
-        goto fail_unlink;
+        goto fail;
     }
     void *base = mmap(NULL, g.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (base == MAP_FAILED) {
-        segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot map %s (%zu bytes): %s", sh->name,
-                     (size_t)g.size, strerror(errno));
-        goto fail_unlink;
+        segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot map it (%zu bytes): %s", (size_t)g.size,
+                     strerror(errno));
+        goto fail;
     }
-    close(fd);
     sh->base = base;
-    shm_header_t *h = base;
-    memcpy(h, &g, offsetof(shm_header_t, attached));
-    atomic_store_explicit(&h->attached, 1, memory_order_release);
+    sh->fd = fd;
+    memcpy(base, &g, sizeof(g));
+    snprintf(sh->name, sizeof(sh->name), "/proc/%ld/fd/%d %016" PRIx64, (long)getpid(), fd, token);
     rcoll_debug("shm: communicator 0x%llx: segment %s, %zu bytes (%d ranks, slot %zu, slice %zu)",
                 (unsigned long long)comm->id, sh->name, sh->size, sh->p, sh->small_max, sh->slice);
     return RCOLL_OK;
 
-fail_unlink:
+fail:
     close(fd);
-    shm_unlink(sh->name);
     sh->name[0] = '\0';
     return RCOLL_ERR_NO_MEMORY;
 }
 
-/* Other ranks: map the segment rank 0 named. */
+/* Other ranks: map the segment rank 0 named ("/proc/<pid>/fd/<fd> <token>",
+ * from the wire: only the two numbers and the token are used). */
 rcoll_status_t rcoll__shm_segment_attach(rcoll_comm_t *comm, rcoll__shm_t *sh)
 {
     struct stat stbuf;
-    int fd;
+    char path[RCOLL__SHM_NAME_MAX];
+    long pid = 0;
+    int fdnum = -1, fd;
+    uint64_t token = 0;
 
+    (void)comm;
     sh->name[sizeof(sh->name) - 1] = '\0';
-    fd = shm_open(sh->name, O_RDWR, 0);
+    if (sscanf(sh->name, "/proc/%ld/fd/%d %" SCNx64, &pid, &fdnum, &token) != 3 || pid <= 0 ||
+        fdnum < 0) {
+        segment_fail(sh, RCOLL_ERR_PROTOCOL, "comm rank 0 sent a malformed segment name");
+        return RCOLL_ERR_PROTOCOL;
+    }
+    snprintf(path, sizeof(path), "/proc/%ld/fd/%d", pid, fdnum);
+    /* only a regular file is ever opened (a device or FIFO named by a bad
+     * message could act on being opened) */
+    int serr = stat(path, &stbuf) != 0 ? errno : 0;
+    if (serr != 0 || !S_ISREG(stbuf.st_mode)) {
+        segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot use comm rank 0's segment through %s: %s "
+                     "(are the ranks of this node in one pid namespace?)", path,
+                     serr != 0 ? strerror(serr) : "not a regular file");
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
-        segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot open %s, created by comm rank 0: %s",
-                     sh->name, strerror(errno));
+        segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot open comm rank 0's segment through %s: %s "
+                     "(are the ranks of this node in one pid namespace?)", path, strerror(errno));
         return RCOLL_ERR_NO_MEMORY;
     }
     void *base = MAP_FAILED;
-    if (fstat(fd, &stbuf) == 0 && (size_t)stbuf.st_size >= 4096) {
+    if (fstat(fd, &stbuf) == 0 && S_ISREG(stbuf.st_mode) && (size_t)stbuf.st_size >= 4096) {
         base = mmap(NULL, (size_t)stbuf.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     }
     close(fd);
     if (base == MAP_FAILED) {
-        segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot map %s: %s", sh->name, strerror(errno));
+        segment_fail(sh, RCOLL_ERR_NO_MEMORY, "cannot map %s: %s", path, strerror(errno));
         return RCOLL_ERR_NO_MEMORY;
     }
     shm_header_t *h = base;
     if (h->magic != SHM_MAGIC || h->version != SHM_VERSION || h->nranks != sh->p ||
-        h->size != (uint64_t)stbuf.st_size) {
+        h->token != token || h->size != (uint64_t)stbuf.st_size || h->nbuf < 2 ||
+        h->size != 4096 + (uint64_t)sh->p * h->rank_stride) {
         segment_fail(sh, RCOLL_ERR_INTERNAL, "%s is not the segment this communicator expects "
                      "(magic %" PRIx64 ", %d ranks, %" PRIu64 " bytes; expected %d ranks)",
-                     sh->name, h->magic, h->nranks, h->size, sh->p);
+                     path, h->magic, h->nranks, h->size, sh->p);
         munmap(base, (size_t)stbuf.st_size);
         return RCOLL_ERR_INTERNAL;
     }
     sh->base = base;
     geometry_from(sh, h);
-    if (atomic_fetch_add_explicit(&h->attached, 1, memory_order_acq_rel) == sh->p - 1) {
-        shm_unlink(sh->name);
-        sh->unlinked = 1;
-    }
     return RCOLL_OK;
 }
-

@@ -8,7 +8,10 @@
  * a protocol that waits on the wrong flag shows up as a deadlock.
  * Also: the segment layout, and the cost the selector sees.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -16,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "core.h"
 #include "shm/shm.h"
 #include "selector.h"
@@ -353,11 +358,11 @@ static void test_layout(void **state)
         rcoll_comm_t comm = { .size = p, .rank = 0 };
         rcoll__shm_t *sh = rcoll__shm_new(&comm);
         assert_non_null(sh);
-        rcoll__shm_layout(sh, rcoll__shm_slot_size(p), RCOLL__SHM_SLICE, RCOLL__SHM_NBUF);
+        rcoll__shm_default_layout(sh);
         sh->base = NULL;     /* offsets only */
         assert_true(sh->chunk == sh->slice * (size_t)p);
-        assert_true(sh->slice % RCOLL__SHM_LINE == 0 && sh->slice >= 4096);
-        assert_true(sh->chunk <= RCOLL__SHM_CHUNK_MAX || sh->slice == 4096);
+        assert_true(sh->slice % RCOLL__SHM_LINE == 0 && sh->slice >= RCOLL__SHM_LINE);
+        assert_true(sh->chunk <= RCOLL__SHM_CHUNK_MAX);
         assert_true(sh->size == 4096 + (size_t)p * sh->rank_stride);
         assert_true(sh->rank_stride % 4096 == 0);
         for (int r = 0; r < p; r++) {
@@ -390,6 +395,105 @@ static void test_layout(void **state)
         free(sh->fin);
         free(sh);
     }
+}
+
+/* The memory formula of docs/shm.md ("Memory") and its bound: at most
+ * 64 MiB per communicator up to 256 ranks, the measured geometry unchanged
+ * up to 8 ranks, and slots never smaller than the flat allreduce needs. */
+static void test_memory_bound(void **state)
+{
+    (void)state;
+    for (int p = 1; p <= 1024; p++) {
+        rcoll_comm_t comm = { .size = p, .rank = 0 };
+        rcoll__shm_t *sh = rcoll__shm_new(&comm);
+        assert_non_null(sh);
+        rcoll__shm_default_layout(sh);
+        size_t slot = p <= 2 ? RCOLL__SHM_SMALL_PAIR : (size_t)(8u << 20) / (2 * (size_t)p) / 64 * 64;
+        if (p > 2) {
+            slot = slot > 65536 ? 65536 : slot < 4096 ? 4096 : slot;
+        }
+        size_t slice = 131072;
+        slice = slice * (size_t)p > 524288 ? 524288 / (size_t)p : slice;
+        if (slice * (size_t)p * (size_t)p * 4 > (48u << 20)) {
+            slice = (48u << 20) / ((size_t)p * (size_t)p * 4);
+        }
+        slice = slice / 64 * 64 < 64 ? 64 : slice / 64 * 64;
+        size_t stride = (256 + 2 * (64 + slot) + 4 * ((size_t)p + 1) * slice + 4095) / 4096 * 4096;
+        assert_int_equal(sh->small_max, slot);
+        assert_int_equal(sh->slice, slice);
+        assert_int_equal(sh->size, 4096 + (size_t)p * stride);
+        if (p <= 8) {   /* the geometry measured in docs/shm.md */
+            assert_int_equal(sh->small_max, p <= 2 ? RCOLL__SHM_SMALL_PAIR : RCOLL__SHM_SMALL);
+            assert_int_equal(sh->slice, p <= 4 ? RCOLL__SHM_SLICE : RCOLL__SHM_CHUNK_MAX / (size_t)p / 64 * 64);
+            assert_int_equal(sh->nbuf, RCOLL__SHM_NBUF);
+        }
+        if (p <= 256) {
+            assert_true(sh->size <= ((size_t)64 << 20));
+        }
+        /* the largest flat allreduce fits the slot */
+        size_t flat = p <= 2 ? RCOLL__SHM_SMALL_PAIR : RCOLL__SHM_FLAT_TOTAL / (size_t)p;
+        flat = flat > RCOLL__SHM_SMALL ? RCOLL__SHM_SMALL : flat;
+        assert_true(rcoll__shm_flat_fits(flat, p) && flat <= sh->small_max);
+        free(sh->fin);
+        free(sh);
+    }
+}
+
+/* A real segment: created and at once gone from /dev/shm, attached through
+ * rank 0's descriptor (here this process's own), and a malformed or wrong
+ * name refused without a crash. */
+static void test_segment_unlinked(void **state)
+{
+    (void)state;
+    rcoll_comm_t comm = { .size = 3, .rank = 0 };
+    rcoll__shm_t *sh0 = rcoll__shm_new(&comm);
+    comm.rank = 1;
+    rcoll__shm_t *sh1 = rcoll__shm_new(&comm);
+    assert_non_null(sh0);
+    assert_non_null(sh1);
+    if (rcoll__shm_segment_create(&comm, sh0) != RCOLL_OK) {
+        skip();     /* no /dev/shm here */
+    }
+    char path[64];
+    unsigned long long token = 0;
+    long pid = 0;
+    int fd = -1;
+    assert_int_equal(sscanf(sh0->name, "/proc/%ld/fd/%d %llx", &pid, &fd, &token), 3);
+    assert_int_equal(pid, (long)getpid());
+    snprintf(path, sizeof(path), "/rcoll-%ld-%016llx", pid, token);
+    errno = 0;
+    assert_true(shm_open(path, O_RDONLY, 0) < 0 && errno == ENOENT);    /* unlinked already */
+
+    const char *bad[] = { "", "/proc/x", "/proc/1/fd/-3 0", "/proc/0/fd/3 1", "garbage 1 2" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(sh1->name, sizeof(sh1->name), "%s", bad[i]);
+        assert_int_not_equal(rcoll__shm_segment_attach(&comm, sh1), RCOLL_OK);
+        assert_null(sh1->base);
+    }
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    snprintf(sh1->name, sizeof(sh1->name), "/proc/%ld/fd/%d %llx", pid, pfd[0], token);
+    assert_int_not_equal(rcoll__shm_segment_attach(&comm, sh1), RCOLL_OK);   /* not a file */
+    assert_null(sh1->base);
+    close(pfd[0]);
+    close(pfd[1]);
+    snprintf(sh1->name, sizeof(sh1->name), "/proc/%ld/fd/%d %llx", pid, fd, token ^ 1);
+    assert_int_not_equal(rcoll__shm_segment_attach(&comm, sh1), RCOLL_OK);   /* wrong token */
+    assert_null(sh1->base);
+    memcpy(sh1->name, sh0->name, sizeof(sh1->name));
+    assert_int_equal(rcoll__shm_segment_attach(&comm, sh1), RCOLL_OK);
+    assert_int_equal(sh1->size, sh0->size);
+    assert_int_equal(sh1->slice, sh0->slice);
+    *(volatile char *)rcoll__shm_region(sh0, 2) = 42;          /* one memory */
+    assert_int_equal(*(volatile char *)rcoll__shm_region(sh1, 2), 42);
+    rcoll__shm_segment_close_fd(sh0);
+    assert_int_equal(sh0->fd, -1);
+    rcoll__shm_segment_drop(sh1);
+    rcoll__shm_segment_drop(sh0);
+    free(sh0->fin);
+    free(sh0);
+    free(sh1->fin);
+    free(sh1);
 }
 
 static void test_cost(void **state)
@@ -501,14 +605,52 @@ static void test_no_segment(void **state)
     free(ctx);
 }
 
+/* The set-up at creation (rcoll__shm_agree_alg): an agreed "no segment" is
+ * its answer, not an error, and makes rcoll__shm_agreed 0 on every rank;
+ * the turn it took passes on. */
+static void test_agree_outcome(void **state)
+{
+    (void)state;
+    rcoll_context_t *ctx = calloc(1, sizeof(*ctx));
+    rcoll_task_t *t = alloc_aligned(64, sizeof(*t));
+    int wr[2] = { 0, 1 };
+
+    assert_true(ctx && t);
+    for (int rank = 0; rank < 2; rank++) {
+        rcoll_comm_t comm = { .ctx = ctx, .size = 2, .rank = rank, .local_size = 2, .id = 11,
+                              .shm_usable = 1, .world_ranks = wr };
+        rcoll__shm_t *sh = rcoll_coll_comm(&comm)->shm = rcoll__shm_new(&comm);
+        assert_non_null(sh);
+        sh->state = RCOLL__SHM_UNAVAILABLE;       /* the verdict the set-up reached */
+        snprintf(sh->why, sizeof(sh->why), "cannot reserve its bytes in /dev/shm");
+        sh->why_status = RCOLL_ERR_NO_MEMORY;
+        memset(t, 0, sizeof(*t));
+        t->ctx = ctx;
+        t->comm = &comm;
+        t->alg = &rcoll__shm_agree_alg;
+        t->args.type = RCOLL_COLL_BARRIER;
+        assert_int_equal(rcoll__shm_agree_alg.progress(t), RCOLL_OK);
+        assert_int_equal(sh->completed, 1);      /* its turn (k = 1) is over */
+        assert_int_equal(rcoll__shm_agreed(&comm), 0);
+        sh->state = RCOLL__SHM_READY;
+        assert_int_equal(rcoll__shm_agreed(&comm), 1);
+        rcoll__shm_free(&comm);
+    }
+    free(t);
+    free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flat_limits),
         cmocka_unit_test(test_layout),
+        cmocka_unit_test(test_memory_bound),
+        cmocka_unit_test(test_segment_unlinked),
         cmocka_unit_test(test_cost),
         cmocka_unit_test(test_not_supported),
         cmocka_unit_test(test_no_segment),
+        cmocka_unit_test(test_agree_outcome),
         cmocka_unit_test(test_interleavings),
     };
     rcoll_log_set_level(RCOLL_LOG_ERROR);

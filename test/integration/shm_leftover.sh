@@ -1,0 +1,81 @@
+#!/bin/bash
+# shm_leftover.sh N: no rcoll file outlives a job in /dev/shm, killed or not
+# (issue 12 item 4).  Runs shm_leftover_check under rcollrun -n N once per
+# --kill mode (none, setup-root, setup-leaf, after; see shm_leftover_check.c)
+# inside a private mount namespace with its own tmpfs on /dev/shm, so the
+# files of other jobs on the host are neither seen nor touched, and after
+# each launch lists /dev/shm: any name starting with "rcoll" fails the test.
+# The "none" launch must exit 0, the others must end with a failure (137:
+# rcollrun's status for a rank killed by SIGKILL) after a rank said it
+# killed itself.  Needs root (unshare -m, mount); elsewhere it says "skipped"
+# and exits 0.
+#
+# shm_leftover.sh --small N: /dev/shm too small for rcoll's segment (1 MiB):
+# coll_check --quick --algs auto under rcollrun -n N must pass on the
+# point-to-point algorithms, the log must hold exactly one "has no
+# shared-memory segment" warning, and /dev/shm no rcoll file.  UCX's own
+# posix transport needs /dev/shm too, so UCX_TLS defaults to self,tcp,cma here.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+small=0
+[ "${1:-}" = --small ] && { small=1; shift; }
+n=${1:?usage: shm_leftover.sh [--small] N}
+limit=${SHM_LEFTOVER_LIMIT:-60}
+
+if [ -z "${SHM_LEFTOVER_INNER:-}" ]; then
+    if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
+        echo "shm_leftover: skipped (needs root for a private /dev/shm)"
+        exit 0
+    fi
+    exec env SHM_LEFTOVER_INNER=1 unshare -m --propagation private "$0" "$@"
+fi
+
+if [ "$small" = 1 ]; then
+    mount -t tmpfs -o size=1m,mode=1777 tmpfs /dev/shm || { echo "FAIL: cannot mount /dev/shm"; exit 1; }
+    export UCX_TLS=${UCX_TLS:-self,tcp,cma}
+    out=$(timeout --kill-after=10 $((limit * 4 + 15)) "$top/tools/rcollrun/rcollrun" -n "$n" \
+          --timeout $((limit * 4)) -- "$here/coll_check" --quick --algs auto 2>&1)
+    rc=$?
+    warnings=$(echo "$out" | grep -c "has no shared-memory segment")
+    left=$(ls -A /dev/shm | grep '^rcoll' || true)
+    why=""
+    [ "$rc" = 0 ] || why="coll_check exit status $rc"
+    [ "$warnings" = 1 ] || why="${why:+$why; }$warnings 'no shared-memory segment' warnings, expected 1"
+    [ -z "$left" ] || why="${why:+$why; }left in /dev/shm: $(echo $left)"
+    if [ -n "$why" ]; then
+        echo "FAIL shm_leftover --small n=$n: $why"
+        echo "$out" | tail -n 15 | sed 's/^/   | /'
+        exit 1
+    fi
+    echo "ok   shm_leftover --small n=$n: one warning, point-to-point algorithms, nothing left"
+    exit 0
+fi
+mount -t tmpfs -o size=512m,mode=1777 tmpfs /dev/shm || { echo "FAIL: cannot mount /dev/shm"; exit 1; }
+fail=0
+for when in none setup-root setup-leaf after; do
+    out=$(timeout --kill-after=10 $((limit + 15)) "$top/tools/rcollrun/rcollrun" -n "$n" \
+          --timeout "$limit" -- "$here/shm_leftover_check" --kill "$when" 2>&1)
+    rc=$?
+    left=$(ls -A /dev/shm | grep '^rcoll' || true)
+    why=""
+    if [ "$when" = none ] && [ "$rc" != 0 ]; then
+        why="exit status $rc, expected 0"
+    elif [ "$when" != none ] && ! echo "$out" | grep -q "kills itself"; then
+        why="exit status $rc, but no rank killed itself"
+    elif [ "$when" != none ] && { [ "$rc" = 0 ] || [ "$rc" = 124 ]; }; then
+        why="exit status $rc, expected the killed rank's failure (137)"
+    fi
+    if [ -n "$left" ]; then
+        why="${why:+$why; }left in /dev/shm: $(echo $left)"
+    fi
+    if [ -n "$why" ]; then
+        echo "FAIL shm_leftover --kill $when n=$n: $why"
+        echo "$out" | tail -n 15 | sed 's/^/   | /'
+        fail=1
+    else
+        echo "ok   shm_leftover --kill $when n=$n (exit status $rc)"
+    fi
+    rm -f /dev/shm/rcoll* 2>/dev/null
+done
+exit $fail

@@ -1,0 +1,152 @@
+/*
+ * shm_leftover_check - one rank of a job dies by SIGKILL while the shm
+ * segment of a communicator is being set up, or after (issue 12 item 4);
+ * test/integration/shm_leftover.sh runs it under rcollrun in a private
+ * /dev/shm and checks that no rcoll file is left there, whichever rank
+ * died when.
+ *
+ * Launch with at least 2 ranks:
+ *   rcollrun -n 3 test/integration/shm_leftover_check --kill WHEN [-v]
+ *
+ * WHEN:
+ *   none        no kill: an allreduce through shm on a duplicate of the
+ *               world, checked, then rcoll_finalize (exit status 0);
+ *   setup-root  comm rank 0 posts the first shm allreduce on the duplicate,
+ *               progresses it once (it creates the segment then, and has
+ *               not yet told anyone its name), and kills itself;
+ *   setup-leaf  the last rank kills itself 0.3 s after the duplicate is
+ *               made, without calling the allreduce the others are setting
+ *               the segment up in (rank 0 has created it, the others have
+ *               attached, the last never will);
+ *   after       every rank completes an shm allreduce (checked), then the
+ *               last rank kills itself while the others wait in a barrier.
+ * The ranks that do not kill themselves ignore SIGTERM, so rcollrun ends
+ * them with SIGKILL after its grace period: no exit path of rcoll runs
+ * anywhere.  Exit status: 0 for WHEN = none if the result was right; the
+ * others never exit normally (a rank that does, prints why and exits 1).
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rcoll.h"
+#include "check_common.h"
+
+#define PROG "shm_leftover_check"
+
+static void die_now(int rank, const char *when)
+{
+    printf(PROG ": rank %d kills itself (%s)\n", rank, when);
+    fflush(stdout);
+    raise(SIGKILL);
+}
+
+/* The allreduce (sum of rank + 1 over count int64) through shm, checked. */
+static void allreduce_checked(rcoll_comm_t *comm, int rank, int size, size_t count)
+{
+    int64_t *in = malloc(count * sizeof(*in)), *out = malloc(count * sizeof(*out));
+    if (in == NULL || out == NULL) {
+        fprintf(stderr, "FAIL " PROG " rank %d: out of memory\n", rank);
+        exit(1);
+    }
+    for (size_t i = 0; i < count; i++) {
+        in[i] = rank + 1 + (int64_t)i;
+    }
+    rcoll_status_t st = rcoll_allreduce(in, out, count, RCOLL_INT64, RCOLL_SUM, comm);
+    if (st != RCOLL_OK) {
+        check_fatal(PROG, rank, "rcoll_allreduce", st);
+    }
+    for (size_t i = 0; i < count; i++) {
+        int64_t want = (int64_t)size * (size + 1) / 2 + (int64_t)size * (int64_t)i;
+        if (out[i] != want) {
+            fprintf(stderr, "FAIL " PROG " rank %d: element %zu is %lld, expected %lld\n", rank, i,
+                    (long long)out[i], (long long)want);
+            exit(1);
+        }
+    }
+    free(in);
+    free(out);
+}
+
+int main(int argc, char **argv)
+{
+    const char *when = NULL;
+    int verbose = 0, rank = 0, size = 0;
+    char *rest[3] = { argv[0], NULL, NULL };
+    int nrest = 1;
+    rcoll_context_t *ctx = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--kill") && i + 1 < argc) {
+            when = argv[++i];
+        } else if (nrest < 2) {
+            rest[nrest++] = argv[i];
+        }
+    }
+    if (when == NULL || (strcmp(when, "none") && strcmp(when, "setup-root") &&
+                         strcmp(when, "setup-leaf") && strcmp(when, "after"))) {
+        fprintf(stderr, "usage: %s --kill none|setup-root|setup-leaf|after [-v]\n", argv[0]);
+        return 2;
+    }
+    const char *const cfg[] = { "RCOLL_TIMEOUT=30", NULL };
+    int rc = check_start(PROG, nrest, rest, cfg, &ctx, &rank, &size, &verbose);
+    if (rc != 0) {
+        return rc;
+    }
+    if (size < 2) {
+        printf(PROG ": needs 2 ranks or more, skipped\n");
+        rcoll_finalize(ctx);
+        return 0;
+    }
+    rcoll_status_t st = rcoll_config_set(ctx, "RCOLL_ALLREDUCE_ALGORITHM", "shm");
+    rcoll_comm_t *dup = NULL;
+    if (st != RCOLL_OK || (st = rcoll_comm_dup(rcoll_comm_world(ctx), &dup)) != RCOLL_OK) {
+        check_fatal(PROG, rank, "set-up", st);
+    }
+    int victim = !strcmp(when, "setup-root") ? 0 : size - 1;
+    if (strcmp(when, "none") && rank != victim) {
+        signal(SIGTERM, SIG_IGN);          /* rcollrun must SIGKILL this rank */
+    }
+
+    if (!strcmp(when, "setup-root") || !strcmp(when, "setup-leaf")) {
+        if (rank == victim && victim == 0) {
+            int64_t in = 1, out = 0;
+            rcoll_request_t *req = NULL;
+            int done = 0;
+            st = rcoll_iallreduce(&in, &out, 1, RCOLL_INT64, RCOLL_SUM, dup, &req);
+            if (st != RCOLL_OK) {
+                check_fatal(PROG, rank, "rcoll_iallreduce", st);
+            }
+            rcoll_test(req, &done);                  /* rank 0 creates the segment here */
+            die_now(rank, when);
+        } else if (rank == victim) {
+            check_sleep(0.3);
+            die_now(rank, when);
+        }
+        allreduce_checked(dup, rank, size, 1);        /* waits for the victim */
+        fprintf(stderr, "FAIL " PROG " rank %d: the allreduce completed without rank %d\n", rank,
+                victim);
+        return 1;
+    }
+    allreduce_checked(dup, rank, size, 1);
+    allreduce_checked(dup, rank, size, 1 << 17);      /* the pipeline too (1 MiB) */
+    if (!strcmp(when, "after")) {
+        if (rank == victim) {
+            die_now(rank, when);
+        }
+        st = rcoll_barrier(dup);
+        fprintf(stderr, "FAIL " PROG " rank %d: the barrier returned %d without rank %d\n", rank,
+                (int)st, victim);
+        return 1;
+    }
+    if (verbose) {
+        printf(PROG ": rank %d ok\n", rank);
+    }
+    rcoll_comm_free(dup);
+    rcoll_finalize(ctx);
+    return 0;
+}
