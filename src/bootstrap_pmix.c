@@ -8,6 +8,12 @@
  * only when PMIx answers neither.  Under Slurm with several slurmd on one
  * host, or rcollrun --nodes, the launcher's names differ where the host
  * name does not.
+ *
+ * After the exchange the bootstrap stays to listen: a handler for the
+ * launcher's events about a process's end (terminated, aborted, killed,
+ * connection lost) hands the rank to the context's liveness inbox
+ * (liveness.h); it runs on libpmix's thread and does nothing else.
+ * rcollrun sends these events; Slurm and PRRTE may, or end the job first.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,14 +21,25 @@
 #include <unistd.h>
 #include <pmix.h>
 #include "bootstrap.h"
+#include "liveness.h"
 
 #define ADDR_KEY "rcoll.addr"
 
 typedef struct {
     pmix_proc_t me;
+    size_t      evh_id;       /* the event handler's registration */
+    int         evh_set;
 } rcoll_pmix_t;
 
+/* The events that say a process of the job has ended (names as in PMIx 4.2). */
+static const pmix_status_t death_codes[] = {
+    PMIX_EVENT_PROC_TERMINATED, PMIX_PROC_TERMINATED, PMIX_ERR_PROC_ABORTED_BY_SIG,
+    PMIX_ERR_PROC_TERM_WO_SYNC, PMIX_ERR_PROC_KILLED_BY_CMD, PMIX_ERR_EXIT_NONZERO_TERM,
+    PMIX_ERR_LOST_CONNECTION,
+};
+
 static const rcoll_bootstrap_ops_t pmix_ops;
+static void watch_deaths(rcoll_context_t *ctx);
 
 static int env_int(const char *name)
 {
@@ -276,15 +293,85 @@ static rcoll_status_t pmix_exchange(rcoll_context_t *ctx, const void *blob, size
     if (st == RCOLL_OK) {
         st = pmix_fence(ctx);
     }
+    if (st == RCOLL_OK) {
+        watch_deaths(ctx);
+    }
     for (int r = 0; r < ctx->size && st == RCOLL_OK; r++) {
         st = pmix_get(ctx, r, ADDR_KEY, &blobs[r], &lens[r]);
     }
     return st;
 }
 
+/*
+ * libpmix's thread: an event about a process's end.  The process is the
+ * affected proc the event names, else its source; only other ranks of this
+ * job count (PMIX_ERR_LOST_CONNECTION from the server itself is the
+ * launcher gone: nobody is marked).
+ */
+static void on_death_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                           pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                           pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    (void)id; (void)results; (void)nresults;
+    rcoll_context_t *ctx = NULL;
+    const pmix_proc_t *proc = source;
+    for (size_t i = 0; i < ninfo; i++) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_RETURN_OBJECT) && info[i].value.type == PMIX_POINTER) {
+            ctx = info[i].value.data.ptr;
+        } else if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) &&
+                   info[i].value.type == PMIX_PROC && info[i].value.data.proc != NULL) {
+            proc = info[i].value.data.proc;
+        }
+    }
+    if (ctx != NULL && ctx->liveness != NULL && proc != NULL) {
+        rcoll_pmix_t *px = ctx->boot;
+        if (PMIX_CHECK_NSPACE(proc->nspace, px->me.nspace) && proc->rank < (pmix_rank_t)ctx->size &&
+            (int)proc->rank != ctx->rank) {
+            char why[96];
+            snprintf(why, sizeof(why), "the launcher reports its end (PMIx event %s)",
+                     PMIx_Error_string(status));
+            rcoll_liveness_report(ctx->liveness, (int)proc->rank, why);
+        }
+    }
+    if (cbfunc != NULL) {
+        cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+    }
+}
+
+/* Listen for the ends of the job's processes (rcoll_init: after the fence,
+ * when ctx->liveness exists).  Without it only the node's processes and the
+ * transports tell. */
+static void watch_deaths(rcoll_context_t *ctx)
+{
+    rcoll_pmix_t *px = ctx->boot;
+    if (ctx->liveness == NULL || px->evh_set) {
+        return;
+    }
+    pmix_info_t info[2];
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_RETURN_OBJECT, ctx, PMIX_POINTER);
+    PMIX_INFO_LOAD(&info[1], PMIX_EVENT_HDLR_NAME, "rcoll-liveness", PMIX_STRING);
+    pmix_status_t rc = PMIx_Register_event_handler((pmix_status_t *)death_codes,
+                                                   sizeof(death_codes) / sizeof(death_codes[0]),
+                                                   info, 2, on_death_event, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    if (rc < 0) {
+        rcoll_debug("PMIx_Register_event_handler: %s: the launcher's events about dead ranks "
+                    "are not used", PMIx_Error_string(rc));
+        return;
+    }
+    px->evh_id = (size_t)rc;
+    px->evh_set = 1;
+}
+
 static void pmix_fini(rcoll_context_t *ctx)
 {
     if (ctx->boot != NULL) {
+        rcoll_pmix_t *px = ctx->boot;
+        if (px->evh_set) {
+            PMIx_Deregister_event_handler(px->evh_id, NULL, NULL);
+            px->evh_set = 0;
+        }
         pmix_status_t rc = PMIx_Finalize(NULL, 0);
         if (rc != PMIX_SUCCESS) {
             rcoll_warn("PMIx_Finalize: %s", PMIx_Error_string(rc));

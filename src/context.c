@@ -17,6 +17,7 @@
 #include <string.h>
 #include "core.h"
 #include "whereis.h"
+#include "liveness.h"
 #include "bootstrap.h"
 #include "wire.h"
 #include "addr_blob.h"
@@ -291,6 +292,7 @@ static void context_destroy(rcoll_context_t *ctx)
     if (ctx->boot_ops != NULL) {
         ctx->boot_ops->fini(ctx);
     }
+    rcoll_liveness_free(ctx->liveness);     /* the bootstrap delivers no more events */
     free(ctx->node_name);
     free(ctx->config_value);
     free(ctx->node_of);
@@ -339,7 +341,8 @@ static rcoll_status_t context_start(rcoll_context_t *ctx, const char *fn)
     ctx->peer_tl = calloc(n, sizeof(*ctx->peer_tl));
     ctx->peer_ops = calloc(n, sizeof(*ctx->peer_ops));
     ctx->peer_failed = calloc(n, sizeof(int));
-    if (!ctx->node_of || !ctx->peer_tl || !ctx->peer_ops || !ctx->peer_failed ||
+    ctx->liveness = rcoll_liveness_new();
+    if (!ctx->node_of || !ctx->peer_tl || !ctx->peer_ops || !ctx->peer_failed || !ctx->liveness ||
         rcoll__p2p_flow_init(ctx) != RCOLL_OK) {
         return RCOLL_ERR_NO_MEMORY;
     }

@@ -87,6 +87,8 @@ struct rcoll_context {
     const rcoll_tl_ops_t **peer_ops;
     size_t                eager_limit;         /* agreed by all ranks */
     int                  *peer_failed;         /* world rank -> status, 0 if alive */
+    int                   nfailed;             /* world ranks marked failed (rcoll_p2p_peer_error_cb) */
+    struct rcoll_liveness *liveness;           /* dead ranks learnt off the transports (liveness.h) */
     /* matching */
     rcoll_list_t          posted_recvs;        /* eager recvs, rndv recvs awaiting FIN or RTS */
     rcoll_list_t          sends_wait_rtr;      /* rndv sends awaiting RTR or DONE */

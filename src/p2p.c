@@ -48,6 +48,7 @@
 #include "core.h"
 #include "p2p_flow.h"
 #include "wire.h"
+#include "liveness.h"
 
 typedef struct {
     rcoll_list_t     link;
@@ -999,6 +1000,7 @@ void rcoll_p2p_peer_error_cb(void *arg, int peer, rcoll_status_t st, const char 
     }
     rcoll_error("rank %d failed: %s", peer, reason);
     ctx->peer_failed[peer] = st;
+    ctx->nfailed++;
     fail_peer_ops(&ctx->posted_recvs, peer, st, reason);
     fail_peer_ops(&ctx->sends_wait_rtr, peer, st, reason);
 }
@@ -1016,15 +1018,32 @@ static void drain_get(rcoll_p2p_op_t *op)
     }
     double t = op->task->ctx->config.timeout;
     double bound = t > 0 && t < RCOLL_GET_DRAIN_MAX_S ? t : RCOLL_GET_DRAIN_MAX_S;
-    double end = rcoll_time_now() + bound;
-    while ((op->state == RCOLL_P2P_GETTING || op->state == RCOLL_P2P_GETTING_VOID) &&
-           rcoll_time_now() < end) {
+    /* A dead (or exited) peer's memory: the read may never end. */
+    rcoll_context_t *ctx = op->task->ctx;
+    if (ctx->peer_failed[op->wpeer] != RCOLL_OK || rcoll_liveness_gone(ctx, op->wpeer)) {
+        bound = 0;
+    }
+    double now = rcoll_time_now(), end = now + bound, next_look = now + 0.01;
+    while ((op->state == RCOLL_P2P_GETTING || op->state == RCOLL_P2P_GETTING_VOID) && now < end) {
         op->tl_ops->progress(op->tl);
+        now = rcoll_time_now();
+        if (now >= next_look) {
+            next_look = now + 0.01;
+            if (rcoll_liveness_gone(ctx, op->wpeer)) {
+                bound = 0;
+                break;
+            }
+        }
     }
     if (op->state == RCOLL_P2P_GETTING || op->state == RCOLL_P2P_GETTING_VOID) {
         char why[160];
-        snprintf(why, sizeof(why), "a failed receive's read of %zu bytes is still in flight after "
-                 "%.1f s", op->len, bound);
+        if (bound == 0) {
+            snprintf(why, sizeof(why), "a failed receive's read of %zu bytes from the failed or "
+                     "exited peer is in flight", op->len);
+        } else {
+            snprintf(why, sizeof(why), "a failed receive's read of %zu bytes is still in flight "
+                     "after %.1f s", op->len, bound);
+        }
         op->tl_ops->abort_peer(op->tl, op->wpeer, why);
         op_complete(op, RCOLL_ERR_TIMEOUT);      /* nothing lands now; get_done ignores it */
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "core.h"
 #include "whereis.h"
+#include "liveness.h"
 #include "reduce.h"
 
 #define RCOLL_TASK_MAGIC 0x7a5c0de5u
@@ -98,6 +99,9 @@ static void task_finish(rcoll_task_t *task, rcoll_status_t st)
         if (task->alg->abort != NULL) {
             task->alg->abort(task);
         }
+        if (st == RCOLL_ERR_TIMEOUT) {
+            st = rcoll_liveness_cause(task, st);   /* a peer gave up because a member died */
+        }
     }
     task->status = st;
     task->done = 1;
@@ -186,8 +190,11 @@ rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args
                 rcoll_coll_name(args->type), task->seq, (unsigned long long)comm->id,
                 task->alg->name, args->count);
     rcoll_list_add_tail(&ctx->active, &task->link);
-    rcoll_task_progress(task);      /* post the first messages now */
     *out = task;
+    if (__builtin_expect(ctx->nfailed != 0, 0) && rcoll_liveness_at_post(task)) {
+        return RCOLL_OK;            /* a member is dead: ended before it posts anything */
+    }
+    rcoll_task_progress(task);      /* post the first messages now */
     return RCOLL_OK;
 }
 
@@ -275,10 +282,14 @@ static void timed_out(rcoll_task_t *task, double idle, const rcoll_task_t *ahead
 int rcoll_task_check_deadline(rcoll_task_t *task)
 {
     double timeout = task->ctx->config.timeout;
-    if (task->done || timeout <= 0) {
+    if (task->done) {
         return 0;
     }
     double now = rcoll_time_now();
+    /* A dead member ends it first (liveness.h), also without a timeout. */
+    if (rcoll_liveness_check(task, now) || timeout <= 0) {
+        return task->done;
+    }
     rcoll_whereis_seen(task->ctx, now);
     unsigned sig = queue_signature(task);
     if (task->last_progress == 0 || task->progress_seen != sig) {

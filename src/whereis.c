@@ -157,6 +157,15 @@ void rcoll_whereis_seen(rcoll_context_t *ctx, double now)
     atomic_store_explicit(&ctx->where_me->seen_ns, (uint64_t)(now * 1e9), memory_order_relaxed);
 }
 
+int64_t rcoll_whereis_pid(const rcoll_context_t *ctx, int wrank)
+{
+    const struct rcoll_whereis *w = ctx->whereis;
+    if (w == NULL || w->local_of == NULL || wrank < 0 || wrank >= ctx->size || w->local_of[wrank] < 0) {
+        return -1;
+    }
+    return atomic_load_explicit(&w->ranks[w->local_of[wrank]].pid, memory_order_relaxed);
+}
+
 static uint64_t slot_of(const rcoll_where_rank_t *r, uint64_t comm_id)
 {
     for (int i = 0; i < RCOLL_WHERE_NCOMM; i++) {

@@ -54,6 +54,11 @@ void rcoll_whereis_comm_detach(rcoll_comm_t *comm);
 /* The deadline check saw this rank waiting in rcoll at now (seconds). */
 void rcoll_whereis_seen(rcoll_context_t *ctx, double now);
 
+/* World rank wrank's pid as its entry in the node's table says: > 0 once
+ * it has mapped the table, 0 before that and after its finalize; -1 when
+ * it is not visible here (another node, or no table). */
+int64_t rcoll_whereis_pid(const rcoll_context_t *ctx, int wrank);
+
 /* Describe who of task's communicator has not entered task (one line, for
  * the timeout's error) into buf. */
 void rcoll_whereis_report(const rcoll_task_t *task, char *buf, size_t len);

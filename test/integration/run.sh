@@ -4,7 +4,7 @@
 #
 #   test/integration/run.sh [--launcher rcollrun|mpirun|srun] [--ranks "1 2 3 4 5 8"]
 #                           [--quick] [--label NAME]
-#                           [--only "coll comm group nb timeout mismatch late wedge where shmleft flood oob"]
+#                           [--only "coll comm group nb timeout mismatch late wedge where shmleft dead flood oob"]
 #                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
 #                           [--nodes "SPEC..."] [--srun-nodes "SPEC..."]
 #
@@ -31,7 +31,14 @@
 #               --nodes: ranks SIGKILLed during and after the shm set-up
 #               leave no rcoll file in a private /dev/shm; and with a 1 MiB
 #               /dev/shm, one warning and point-to-point algorithms; needs
-#               root, else skipped), oob (oob_threads: 4 threads with rcoll_init_oob contexts in
+#               root, else skipped),
+#               dead (dead_check, rcollrun only, for N >= 3: world rank 2
+#               SIGKILLs itself mid-allreduce under RCOLLRUN_KEEP_GOING=1; every
+#               survivor gets RCOLL_ERR_PEER_FAILED within 5 s naming it; 8 B and
+#               4 MiB, over shm, UCX_TLS=sm,self and UCX_TLS=tcp,self unless
+#               UCX_TLS, RCOLL_TRANSPORT=verbs or --nodes is set; over tcp
+#               16 KiB instead of 4 MiB, see dead_checks),
+#               oob (oob_threads: 4 threads with rcoll_init_oob contexts in
 #               one process, started once without the launcher); default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
@@ -64,7 +71,7 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout mismatch late wedge where shmleft flood oob"
+only="coll comm group nb node timeout mismatch late wedge where shmleft dead flood oob"
 coll_args=()
 limit_override=""
 
@@ -240,6 +247,9 @@ run_set() {
     if wants late && { [ "$n" = 2 ] || [ "$n" = 3 ]; }; then
         late_checks "$n"
     fi
+    if wants dead && [ "$n" -ge 3 ] && [ "$launcher" = rcollrun ]; then
+        dead_checks "$n"
+    fi
     if wants flood && { [ "$n" = 2 ] || [ "$n" = 3 ]; }; then
         flood_checks "$n"
     fi
@@ -260,6 +270,66 @@ flood_checks() {
         UCX_TLS=$tls run_one "flood_check${args[*]:+ ${args[*]}} UCX_TLS=$tls" "$n" 120 \
             "$here/flood_check" "${args[@]}"
     done
+}
+
+# dead_checks N: dead_check in each mode (shm; UCX shared memory and tcp
+# without shm), or under the transport and UCX_TLS the caller chose.
+dead_checks() {
+    local n=$1 b mode sizes
+    local modes=("shm:RCOLL_SHM=1" "ucx-sm:RCOLL_SHM=0 UCX_TLS=sm,self" "ucx-tcp:RCOLL_SHM=0 UCX_TLS=tcp,self")
+    if [ -n "${UCX_TLS:-}" ] || [ "${RCOLL_TRANSPORT:-auto}" = verbs ] || [ -n "$node_arg" ]; then
+        modes=("shm:RCOLL_SHM=1" "no-shm:RCOLL_SHM=0")
+    fi
+    for mode in "${modes[@]}"; do
+        # Over tcp UCX 1.13 emulates RMA with active messages, and a survivor
+        # that serves a get or put the dead rank asked for aborts inside UCX
+        # (ucp_request_send: "unexpected error: Endpoint timeout"; about 1
+        # run in 30 with 4 MiB): tcp is checked with eager messages only
+        # (16 KiB = RCOLL_EAGER_LIMIT's default; docs/reliability.md).
+        # Between (emulated) nodes UCX runs over tcp as well.
+        sizes="8 4194304"
+        { [ "${mode%%:*}" = ucx-tcp ] || [ -n "$node_arg" ]; } && sizes="8 16384"
+        for b in $sizes; do
+            dead_one "$n" "${mode%%:*}" "${mode#*:}" "$b"
+        done
+    done
+}
+
+# dead_one N MODE ENV BYTES: rcollrun exits with the victim's status (137),
+# every other rank prints its "ok" line (with the times it measured).
+dead_one() {
+    local n=$1 mode=$2 envs=$3 bytes=$4 log stamp rc t0 secs why="" ok worst
+    log="$logdir/dead_check-$mode-$bytes-n$n${node_arg:+-nodes$node_arg}.log"
+    stamp=$(mktemp -u "${TMPDIR:-/tmp}/dead_check.XXXXXX")
+    limit=${limit_override:-60}
+    launch_cmd "$n" "$here/dead_check" --bytes "$bytes" --stamp "$stamp"
+    echo "+ $envs RCOLLRUN_KEEP_GOING=1 ${cmd[*]}" > "$log"
+    t0=$(date +%s%N)
+    env $envs RCOLLRUN_KEEP_GOING=1 timeout --kill-after=10 $((limit + 15)) "${cmd[@]}" >> "$log" 2>&1 < /dev/null
+    rc=$?
+    rm -f "$stamp" "$stamp".done.*
+    secs=$(( ($(date +%s%N) - t0) / 100000000 ))
+    secs=$((secs / 10)).$((secs % 10))
+    ok=$(grep -c '^dead_check: rank [0-9]* ok:' "$log")
+    worst=$(grep -o 'ok: .* after [0-9.]* s (from' "$log" | sed 's/.* after \([0-9.]*\) s (from/\1/' |
+            sort -n | tail -n 1)
+    if [ "$ok" != $((n - 1)) ]; then
+        why="$ok of $((n - 1)) survivors report ok"
+    elif ! grep -q '^rcollrun: rank 2 (pid [0-9]*) killed by signal 9' "$log"; then
+        why="rcollrun does not report rank 2 killed"
+    elif [ "$rc" != 137 ]; then
+        why="exit status $rc, expected 137 (the victim's)"
+    fi
+    if [ -z "$why" ]; then
+        printf 'ok   %s dead_check %s %s B n=%s%s (%s s; PEER_FAILED after at most %s s)\n' "$label" \
+            "$mode" "$bytes" "$n" "${node_arg:+ nodes=$node_arg}" "$secs" "${worst:-?}"
+        passed=$((passed + 1))
+    else
+        printf 'FAIL %s dead_check %s %s B n=%s%s (%s s): %s; log %s\n' "$label" "$mode" "$bytes" \
+            "$n" "${node_arg:+ nodes=$node_arg}" "$secs" "$why" "$log"
+        grep -E 'FAIL|rcollrun:|failed' "$log" | tail -n 15 | sed 's/^/     | /'
+        failed=$((failed + 1))
+    fi
 }
 
 # late_checks N: late_write_check over each UCX shared-memory and network

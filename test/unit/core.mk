@@ -19,3 +19,10 @@ test_unit_test_p2p_failed_SOURCES = test/unit/test_p2p_failed.c
 test_unit_test_p2p_failed_CFLAGS = $(UNIT_CFLAGS)
 test_unit_test_p2p_failed_LDFLAGS = $(UNIT_LDFLAGS)
 test_unit_test_p2p_failed_LDADD = $(UNIT_LDADD)
+# the dead-rank inbox and communicator check (src/liveness.c), without a launcher
+check_PROGRAMS += test/unit/test_liveness
+TESTS += test/unit/test_liveness
+test_unit_test_liveness_SOURCES = test/unit/test_liveness.c
+test_unit_test_liveness_CFLAGS = $(UNIT_CFLAGS)
+test_unit_test_liveness_LDFLAGS = $(UNIT_LDFLAGS)
+test_unit_test_liveness_LDADD = $(UNIT_LDADD) -lpthread

@@ -687,6 +687,42 @@ void rcollrun_pmix_release_aborts(void)
     free(cbs);
 }
 
+typedef struct {
+    pmix_info_t info[2];
+    pmix_proc_t proc;
+} ended_note_t;
+
+static void ended_note_done(pmix_status_t status, void *cbdata)
+{
+    ended_note_t *n = cbdata;
+
+    (void)status;
+    PMIX_INFO_DESTRUCT(&n->info[0]);
+    PMIX_INFO_DESTRUCT(&n->info[1]);
+    free(n);
+}
+
+void rcollrun_pmix_notify_ended(int rank, int code)
+{
+    ended_note_t *n;
+    pmix_status_t rc;
+
+    if (!host.server_up || rank < 0 || rank >= host.nranks || (n = calloc(1, sizeof(*n))) == NULL)
+        return;
+    PMIX_PROC_CONSTRUCT(&n->proc);
+    PMIX_LOAD_PROCID(&n->proc, host.nspace, (pmix_rank_t)rank);
+    PMIX_INFO_LOAD(&n->info[0], PMIX_EVENT_AFFECTED_PROC, &n->proc, PMIX_PROC);
+    PMIX_INFO_LOAD(&n->info[1], PMIX_EXIT_CODE, &code, PMIX_INT);
+    rc = PMIx_Notify_event(PMIX_EVENT_PROC_TERMINATED, &n->proc, PMIX_RANGE_NAMESPACE, n->info,
+                           2, ended_note_done, n);
+    if (rc != PMIX_SUCCESS) {
+        if (rc != PMIX_OPERATION_SUCCEEDED)
+            rcollrun_msg("warning: PMIx_Notify_event (rank %d ended): %s", rank,
+                         PMIx_Error_string(rc));
+        ended_note_done(rc, n);
+    }
+}
+
 void rcollrun_pmix_stop(void)
 {
     pmix_status_t rc;

@@ -98,6 +98,10 @@ bool rcollrun_pmix_finalized(int rank);
 bool rcollrun_pmix_take_abort(int *rank, int *status, char **msg);
 /* Lets the aborting client(s) return from PMIx_Abort. */
 void rcollrun_pmix_release_aborts(void);
+/* Tells the other ranks (a PMIx event, PMIX_EVENT_PROC_TERMINATED with the
+ * rank as affected proc) that rank ended abnormally with code (128 + signal
+ * or the exit status): they mark it failed (rcoll's liveness.h). */
+void rcollrun_pmix_notify_ended(int rank, int code);
 
 /* ---- spawn.c ---- */
 /* Resolves opts->program through PATH.  Returns 0, or the exit code to use

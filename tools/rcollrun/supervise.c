@@ -82,6 +82,19 @@ static void others_suffix(const sv_t *sv, char *buf, size_t len)
                  ranks_word(sv->nrunning));
 }
 
+/*
+ * A test-only switch, until --enable-recovery (issue 14 item 3) replaces it:
+ * RCOLLRUN_KEEP_GOING=1 in rcollrun's own environment lets the other ranks
+ * run on when one ends abnormally (they are told through a PMIx event either
+ * way); the exit status is still the first failed rank's.
+ */
+static bool keep_going(void)
+{
+    const char *v = getenv("RCOLLRUN_KEEP_GOING");
+
+    return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
+
 static void rank_ended(sv_t *sv, rcollrun_rank_t *r, int st)
 {
     char how[128], tail[64];
@@ -105,6 +118,13 @@ static void rank_ended(sv_t *sv, rcollrun_rank_t *r, int st)
         snprintf(how, sizeof(how), "exited with status 0 without calling PMIx_Finalize");
         code = 1;
     } else {
+        return;
+    }
+    rcollrun_pmix_notify_ended(r->rank, code);
+    if (keep_going()) {
+        rcollrun_msg("rank %d (pid %ld) %s; the other %d %s on (RCOLLRUN_KEEP_GOING)", r->rank,
+                     (long)r->pid, how, sv->nrunning, sv->nrunning == 1 ? "rank goes" : "ranks go");
+        set_exit(sv, code);
         return;
     }
     others_suffix(sv, tail, sizeof(tail));
