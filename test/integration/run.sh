@@ -25,7 +25,7 @@
 #               case only at N = 2), where (where_check, for N = 2 and N >= 8),
 #               flood (flood_check, for N = 2 and 3: a root 10000 16 KiB
 #               bcasts ahead stays within RCOLL_UNEXPECTED_MAX on every rank;
-#               16 MiB at N = 2, the default at N = 3; over UCX once per
+#               16 MiB at N = 2, the default with 20000 at N = 3; over UCX once per
 #               UCX_TLS of sm and tcp unless UCX_TLS is set),
 #               shmleft (shm_leftover.sh N, rcollrun only, N = 2, 3, >= 8, not with
 #               --nodes: ranks SIGKILLed during and after the shm set-up
@@ -258,9 +258,10 @@ run_set() {
 
 # flood_checks N: flood_check (bounded unexpected-message memory) over UCX's
 # shared-memory and tcp transports, or once under the transport and UCX_TLS
-# the caller chose.  N = 2 with a 16 MiB bound, N = 3 with the default.
+# the caller chose.  N = 2 with a 16 MiB bound; N = 3 with the default (64
+# MiB, so 20000 bcasts: 312 MiB unbounded, well above 64 MiB + the slack).
 flood_checks() {
-    local n=$1 tls args=()
+    local n=$1 tls args=(--count 20000)
     [ "$n" = 2 ] && args=(--max 16m)
     if [ -n "${UCX_TLS:-}" ] || [ "${RCOLL_TRANSPORT:-auto}" = verbs ]; then
         run_one "flood_check${args[*]:+ ${args[*]}}" "$n" 120 "$here/flood_check" "${args[@]}"
