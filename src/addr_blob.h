@@ -3,7 +3,7 @@
  * makes it and exchanges it through the bootstrap), and the parser of one
  * peer's blob.  A blob comes from another process: it is untrusted input.
  *
- * The blob: addr_hdr_t, nmatch uint64_t setting hashes, node_len bytes of
+ * The blob: addr_hdr_t (rank 0's carries the job's secret), nmatch uint64_t setting hashes, node_len bytes of
  * node name, then for each transport this rank opened a tl_entry_t
  * followed by that transport's address.  Private to src/.
  */
@@ -21,6 +21,7 @@ typedef struct {
     char     host[64];         /* for messages */
     uint32_t node_len;         /* ranks with equal node names share a node */
     uint32_t nmatch;           /* setting hashes after the header */
+    uint8_t  secret[16];       /* rank 0: the job's secret (auth.h); others: zero */
 } addr_hdr_t;
 
 typedef struct {

@@ -12,6 +12,7 @@
  * that all ranks agree on those settings (a mismatch fails init on every
  * rank, naming the setting), numbers the nodes by node name, and connects.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ static rcoll_status_t open_one(rcoll_context_t *ctx, const char *name, int prefe
         .rank = ctx->rank, .size = ctx->size, .hdr_size = RCOLL_WIRE_HDR_SIZE,
         .node_of = ctx->node_of, .config = &ctx->config,
         .cb = { .arg = ctx, .recv = rcoll_p2p_recv_cb, .peer_error = rcoll_p2p_peer_error_cb },
+        .auth = &ctx->auth,
     };
     if (quiet) {
         rcoll__log.level = -1;
@@ -130,6 +132,9 @@ static rcoll_status_t make_address(rcoll_context_t *ctx, uint8_t **out, size_t *
                      .eager_limit = ctx->eager_limit, .node_len = (uint32_t)node_len,
                      .nmatch = (uint32_t)nmatch };
     snprintf(h.host, sizeof(h.host), "%s", ctx->hostname);
+    if (ctx->rank == 0) {
+        memcpy(h.secret, ctx->auth.secret, sizeof(h.secret));
+    }
     memcpy(blob, &h, sizeof(h));
     rcoll_config_match_hashes(&ctx->config, (uint64_t *)(void *)(blob + sizeof(h)));
     memcpy(blob + sizeof(h) + hashes_len, ctx->node_name, node_len);
@@ -143,6 +148,38 @@ static rcoll_status_t make_address(rcoll_context_t *ctx, uint8_t **out, size_t *
     }
     *out = blob;
     *out_len = total;
+    return RCOLL_OK;
+}
+
+/*
+ * Every rank takes the job's secret from rank 0's blob (rank 0 drew it in
+ * context_start), then clears it there: nothing derived from the blobs
+ * (job_key names a table in /dev/shm) may depend on it.
+ */
+static rcoll_status_t take_secret(rcoll_context_t *ctx, void *blob0, size_t len0)
+{
+    if (len0 < sizeof(addr_hdr_t)) {
+        rcoll_error("rank 0 published a %zu-byte address: too short", len0);
+        return RCOLL_ERR_BOOTSTRAP;
+    }
+    uint32_t version;
+    memcpy(&version, blob0, sizeof(version));
+    if (version != RCOLL_WIRE_VERSION) {
+        return RCOLL_OK;            /* another layout: rcoll__addr_parse_peer says so */
+    }
+    uint8_t *secret = (uint8_t *)blob0 + offsetof(addr_hdr_t, secret);
+    uint8_t any = 0;
+    for (size_t i = 0; i < RCOLL_AUTH_SECRET_LEN; i++) {
+        any |= secret[i];
+    }
+    if (!any) {
+        rcoll_error("rank 0's address carries no job secret: use one rcoll build for the whole job");
+        return RCOLL_ERR_BOOTSTRAP;
+    }
+    if (ctx->rank != 0) {
+        rcoll__auth_adopt(&ctx->auth, secret);
+    }
+    memset(secret, 0, RCOLL_AUTH_SECRET_LEN);
     return RCOLL_OK;
 }
 
@@ -189,6 +226,9 @@ static rcoll_status_t connect_peers(rcoll_context_t *ctx, const uint8_t *mine, s
         return RCOLL_ERR_NO_MEMORY;
     }
     rcoll_status_t st = ctx->boot_ops->exchange(ctx, mine, mine_len, blobs, lens);
+    if (st == RCOLL_OK) {
+        st = take_secret(ctx, blobs[0], lens[0]);
+    }
     ctx->job_key = 0xcbf29ce484222325ull;      /* the same on every rank: whereis.c names its table by it */
     for (int r = 0; r < ctx->size && st == RCOLL_OK; r++) {
         for (size_t i = 0; i < lens[r]; i++) {
@@ -348,16 +388,19 @@ static rcoll_status_t context_start(rcoll_context_t *ctx, const char *fn)
     }
     ctx->eager_limit = ctx->config.eager_limit;
     ctx->nnodes = 1;
-    rcoll_status_t st = RCOLL_OK;
-    if (ctx->singleton) {
+    rcoll_status_t st = ctx->rank == 0 ? rcoll__auth_generate(&ctx->auth) : RCOLL_OK;
+    if (st == RCOLL_OK && ctx->singleton) {
         ctx->local_rank = 0;
         ctx->local_size = 1;
-    } else {
+    } else if (st == RCOLL_OK) {
         uint8_t *blob = NULL;
         size_t len = 0;
         st = open_transports(ctx);
         if (st == RCOLL_OK) st = make_address(ctx, &blob, &len);
         if (st == RCOLL_OK) st = connect_peers(ctx, blob, len);
+        if (blob != NULL) {
+            memset(blob, 0, sizeof(addr_hdr_t));    /* rank 0's held the secret */
+        }
         free(blob);
     }
     if (st == RCOLL_OK) rcoll_whereis_init(ctx);

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "coll.h"
 #include "transport.h"
+#include "auth.h"
 
 #define RCOLL_TL_POLL_IDLE     16     /* with no message pending, poll transports every Nth time */
 
@@ -114,6 +115,7 @@ struct rcoll_context {
     int                   nfree_tasks;
     int                   ntasks_live;         /* allocated and not yet released (task.c) */
     /* where is everyone (whereis.h) */
+    rcoll_auth_t          auth;                /* the job's secret (auth.h): rank 0 draws it */
     uint64_t              job_key;             /* a hash of the bootstrap exchange: the same on every rank */
     struct rcoll_whereis *whereis;             /* the node's table */
     struct rcoll_where_rank *where_me;         /* this rank's entry in it (never NULL after init) */

@@ -31,7 +31,7 @@
 #include <stdint.h>
 #include "rcoll.h"
 
-#define RCOLL_WIRE_VERSION  2
+#define RCOLL_WIRE_VERSION  3     /* 3: the address blob carries the secret; UCX MACs */
 #define RCOLL_WIRE_HDR_SIZE 48
 
 typedef enum {

@@ -98,6 +98,8 @@ typedef struct rcoll_tl_params {
                                           after open(), valid from the first connect() */
     const rcoll_config_t *config;
     rcoll_tl_callbacks_t  cb;
+    const struct rcoll_auth *auth;     /* the job's secret (common/auth.h): ready from
+                                          the first connect(); NULL: rcoll__auth_none */
 } rcoll_tl_params_t;
 
 /* What probe() found. */

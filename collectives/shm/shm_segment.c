@@ -24,6 +24,11 @@
  * SCM_RIGHTS: the first needs ptrace "attach" access (refused under Yama
  * ptrace_scope=1, Ubuntu's default), the second a Unix socket between ranks
  * that rcoll does not otherwise have.
+ *
+ * The header also carries a token of the job and the communicator (derived
+ * from the job's secret, common/auth.h): a rank attaches only to a segment
+ * whose job token is its own, so a name that reaches it from another job
+ * (or a stale one) is refused, never used.  The object is 0600.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,9 +42,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "shm.h"
+#include "auth.h"
 
 #define SHM_MAGIC   0x72636f6c6c73686dULL   /* "rcollshm" */
-#define SHM_VERSION 2
+#define SHM_VERSION 3
 
 typedef struct {
     uint64_t         magic;
@@ -48,6 +54,7 @@ typedef struct {
     uint64_t         token;    /* random, also in the set-up message */
     uint64_t         size, rank_stride, slot_stride, small_max, slice, chunk;
     int32_t          nbuf;
+    uint64_t         job_token;          /* rcoll__auth_token(ctx, "shm", comm id) */
 } shm_header_t;
 
 /* Why this rank has no segment, into sh->why: the shm collectives that
@@ -235,6 +242,7 @@ rcoll_status_t rcoll__shm_segment_create(rcoll_comm_t *comm, rcoll__shm_t *sh)
     rcoll__shm_default_layout(sh);
     memset(&g, 0, sizeof(g));
     geometry_to(&g, sh);
+    g.job_token = rcoll__auth_token(comm->ctx, "shm", comm->id);
     for (int tries = 0; fd < 0 && tries < 16; tries++) {
         if (getrandom(&token, sizeof(token), 0) != (ssize_t)sizeof(token)) {
             token = (uint64_t)rcoll_time_now() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)tries;
@@ -330,6 +338,14 @@ rcoll_status_t rcoll__shm_segment_attach(rcoll_comm_t *comm, rcoll__shm_t *sh)
                      path, h->magic, h->nranks, h->size, sh->p);
         munmap(base, (size_t)stbuf.st_size);
         return RCOLL_ERR_INTERNAL;
+    }
+    if (!rcoll__auth_equal64(h->job_token, rcoll__auth_token(comm->ctx, "shm", comm->id))) {
+        segment_fail(sh, RCOLL_ERR_PROTOCOL, "%s does not carry this job's token for communicator "
+                     "0x%llx: refusing to use it", sh->name, (unsigned long long)comm->id);
+        rcoll_error("shm: refusing segment %s: it does not carry this job's token for communicator "
+                    "0x%llx", sh->name, (unsigned long long)comm->id);
+        munmap(base, (size_t)stbuf.st_size);
+        return RCOLL_ERR_PROTOCOL;
     }
     sh->base = base;
     geometry_from(sh, h);

@@ -61,3 +61,13 @@ test_integration_mismatch_check_LDFLAGS = $(INTEG_LINKOPTS)
 test_integration_shm_leftover_check_SOURCES = test/integration/shm_leftover_check.c $(INTEG_COMMON)
 test_integration_shm_leftover_check_LDADD = $(INTEG_LDADD)
 test_integration_shm_leftover_check_LDFLAGS = $(INTEG_LINKOPTS)
+# Forged and replayed UCX messages from a worker outside the job (docs/security.md).
+# Internal headers and a static link: it builds messages as ucx_tl.c frames them.
+noinst_PROGRAMS += test/integration/auth_check
+test_integration_auth_check_SOURCES = test/integration/auth_check.c test/integration/auth_cm.c \
+    test/integration/auth_cm.h
+test_integration_auth_check_CFLAGS = $(RCOLL_INTERNAL_CPPFLAGS) $(AM_CFLAGS) $(UCX_CFLAGS) \
+    $(IBVERBS_CFLAGS) $(RDMACM_CFLAGS)
+test_integration_auth_check_LDADD = librcoll.la $(UCX_LIBS) $(PMIX_LIBS) $(HWLOC_LIBS) \
+    $(IBVERBS_LIBS) $(RDMACM_LIBS) -lm -lpthread
+test_integration_auth_check_LDFLAGS = $(INTEG_LINKOPTS) -static

@@ -39,7 +39,9 @@
 #               UCX_TLS, RCOLL_TRANSPORT=verbs or --nodes is set; over tcp
 #               16 KiB instead of 4 MiB, see dead_checks),
 #               oob (oob_threads: 4 threads with rcoll_init_oob contexts in
-#               one process, started once without the launcher); default all
+#               one process, started once without the launcher), auth
+#               (auth_check: forged and replayed UCX messages from a worker
+#               outside the job are dropped, once, without the launcher); default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
 #   --nodes     emulated nodes (rcollrun only, as root): one launch set per
@@ -71,7 +73,7 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout mismatch late wedge where shmleft dead flood oob"
+only="coll comm group nb node timeout mismatch late wedge where shmleft dead flood oob auth"
 coll_args=()
 limit_override=""
 
@@ -421,6 +423,10 @@ else
 fi
 # threads with their own contexts in one process: no launcher, run once
 wants oob && run_one "oob_threads${qflag[*]:+ ${qflag[*]}}" 0 300 "$here/oob_threads" "${qflag[@]}"
+wants auth && run_one "auth_check" 0 120 "$here/auth_check"
+# ... and a forged rdma_cm request, where the ranks use verbs (the soft-RDMA guest)
+[ "${RCOLL_TRANSPORT:-}" = verbs ] && wants auth &&
+    run_one "auth_check --verbs" 0 300 "$here/auth_check" --verbs --threads 2
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

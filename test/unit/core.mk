@@ -26,3 +26,11 @@ test_unit_test_liveness_SOURCES = test/unit/test_liveness.c
 test_unit_test_liveness_CFLAGS = $(UNIT_CFLAGS)
 test_unit_test_liveness_LDFLAGS = $(UNIT_LDFLAGS)
 test_unit_test_liveness_LDADD = $(UNIT_LDADD) -lpthread
+
+# the job's secret: SipHash vectors, replay window, derived keys, shm token (src/auth.c)
+check_PROGRAMS += test/unit/test_auth
+TESTS += test/unit/test_auth
+test_unit_test_auth_SOURCES = test/unit/test_auth.c
+test_unit_test_auth_CFLAGS = $(UNIT_CFLAGS)
+test_unit_test_auth_LDFLAGS = $(UNIT_LDFLAGS)
+test_unit_test_auth_LDADD = $(UNIT_LDADD)

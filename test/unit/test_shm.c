@@ -445,7 +445,8 @@ static void test_memory_bound(void **state)
 static void test_segment_unlinked(void **state)
 {
     (void)state;
-    rcoll_comm_t comm = { .size = 3, .rank = 0 };
+    static rcoll_context_t ctx;     /* an all-zero job secret: the shm token needs one */
+    rcoll_comm_t comm = { .ctx = &ctx, .size = 3, .rank = 0 };
     rcoll__shm_t *sh0 = rcoll__shm_new(&comm);
     comm.rank = 1;
     rcoll__shm_t *sh1 = rcoll__shm_new(&comm);

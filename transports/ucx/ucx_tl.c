@@ -1,10 +1,22 @@
 /*
  * ucx_tl.c - the UCX backend (UCP).
  *
- * Messages: one active message id; the payload is an 8-byte backend header
- * {sender's world rank, magic} followed by rcoll's message, sent with
- * UCP_AM_SEND_FLAG_EAGER from a pool of bounce buffers (so the caller's
- * buffer is free at once) and delivered to the core from the AM callback.
+ * Messages: one active message id; the payload is a 24-byte backend header
+ *   0 mac (8)   8 sender's world rank (4)   12 magic (4)   16 seq (8)
+ * followed by rcoll's message, sent with UCP_AM_SEND_FLAG_EAGER from a pool
+ * of bounce buffers (so the caller's buffer is free at once) and delivered
+ * to the core from the AM callback.
+ *
+ * Authentication (docs/security.md): UCX tells the receiver nothing about
+ * who sent an active message, and anyone who learns a worker address can
+ * create an endpoint to it.  So mac is SipHash-2-4 of bytes 8.. (header and
+ * message) under the key of the pair (sender, receiver) derived from the
+ * job's secret (common/auth.h), and seq counts the sender's messages to
+ * that receiver from 1; the receiver drops (one rate-limited log line) a
+ * message whose mac does not verify under the key of the rank it claims,
+ * and one whose seq it has accepted before or that is older than the
+ * replay window (UCX does not promise order on an endpoint: a window of
+ * RCOLL_AUTH_WINDOW, not a strict counter).
  *
  * RDMA: UCX cannot revoke a remote key (tcp and cma have none to revoke; on
  * InfiniBand ucp_mem_unmap only drops the registration cache's reference),
@@ -23,10 +35,12 @@
 #include <ucp/api/ucp.h>
 #include "transport.h"
 #include "log.h"
+#include "auth.h"
 
 #define UCX_AM_ID        7
 #define UCX_MAGIC        0x72636f6cu      /* "rcol" */
-#define UCX_TL_HDR       8
+#define UCX_TL_HDR       24
+#define UCX_MAC_OFF      8                /* the mac covers the bytes from here */
 #define UCX_BOUNCE_COUNT 128
 #define UCX_MAX_MSG      (1u << 20)
 
@@ -55,6 +69,15 @@ typedef struct get_ctx {
     get_done_t       done;
 } get_ctx_t;
 
+/* Keys and sequence numbers of one peer (auth.h). */
+typedef struct {
+    uint8_t             tx_key[RCOLL_SIPHASH_KEY_LEN];   /* this rank -> peer */
+    uint8_t             rx_key[RCOLL_SIPHASH_KEY_LEN];   /* peer -> this rank */
+    uint64_t            tx_seq;                          /* last sent */
+    rcoll_auth_window_t rx_win;
+    int                 keyed;
+} peer_auth_t;
+
 struct rcoll_tl {
     ucp_context_h        ucp;
     ucp_worker_h         worker;
@@ -73,6 +96,9 @@ struct rcoll_tl {
     int                  to_report;       /* some failed[] is 2: aborted, not yet reported */
     get_ctx_t           *gets;            /* gets in flight */
     get_done_t          *done_head, **done_tail;   /* finished gets to report */
+    const rcoll_auth_t  *auth;            /* the job's secret */
+    peer_auth_t         *pa;              /* per peer */
+    rcoll_auth_limiter_t rejects;         /* log of dropped messages */
 };
 
 struct rcoll_tl_mr {
@@ -88,6 +114,20 @@ typedef struct {
 
 static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/* The keys of the pair with peer, derived once the job's secret is known. */
+static peer_auth_t *peer_auth(struct rcoll_tl *tl, int peer)
+{
+    peer_auth_t *a = &tl->pa[peer];
+    if (!a->keyed && tl->auth->ready) {
+        rcoll__auth_pair_key(tl->auth, "ucx", (uint64_t)tl->rank, (uint64_t)peer, a->tx_key);
+        rcoll__auth_pair_key(tl->auth, "ucx", (uint64_t)peer, (uint64_t)tl->rank, a->rx_key);
+        a->keyed = 1;
+    }
+    return a->keyed ? a : NULL;
+}
 
 static int ep_rank(struct rcoll_tl *tl, ucp_ep_h ep)
 {
@@ -117,16 +157,32 @@ static ucs_status_t am_cb(void *arg, const void *header, size_t header_length, v
 {
     struct rcoll_tl *tl = arg;
     if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
-        rcoll_error("ucx: dropping an unexpected rendezvous active message of %zu bytes", length);
+        rcoll__auth_reject(&tl->rejects, "ucx: dropping an unexpected rendezvous active message "
+                           "of %zu bytes", length);
         return UCS_OK;
     }
-    if (length < UCX_TL_HDR || get32((const uint8_t *)data + 4) != UCX_MAGIC) {
-        rcoll_error("ucx: dropping a malformed message of %zu bytes", length);
+    const uint8_t *d = data;
+    if (length < UCX_TL_HDR || get32(d + 12) != UCX_MAGIC) {
+        rcoll__auth_reject(&tl->rejects, "ucx: dropping a malformed message of %zu bytes", length);
         return UCS_OK;
     }
-    uint32_t src = get32(data);
+    uint32_t src = get32(d + 8);
     if (src >= (uint32_t)tl->size) {
-        rcoll_error("ucx: dropping a message from out-of-range rank %u", src);
+        rcoll__auth_reject(&tl->rejects, "ucx: dropping a message from out-of-range rank %u", src);
+        return UCS_OK;
+    }
+    peer_auth_t *a = peer_auth(tl, (int)src);
+    uint64_t mac = a ? rcoll__siphash24(a->rx_key, d + UCX_MAC_OFF, length - UCX_MAC_OFF) : 0;
+    if (a == NULL || !rcoll__auth_equal64(mac, get64(d))) {
+        rcoll__auth_reject(&tl->rejects, "ucx: dropping a %zu-byte message that claims to come "
+                           "from rank %u: its MAC does not verify (not from this job)", length, src);
+        return UCS_OK;
+    }
+    uint64_t seq = get64(d + 16);
+    if (!rcoll__auth_window_accept(&a->rx_win, seq)) {
+        rcoll__auth_reject(&tl->rejects, "ucx: dropping a replayed message from rank %u (sequence "
+                           "%llu, latest %llu)", src, (unsigned long long)seq,
+                           (unsigned long long)a->rx_win.top);
         return UCS_OK;
     }
     tl->cb.recv(tl->cb.arg, (int)src, (const uint8_t *)data + UCX_TL_HDR, length - UCX_TL_HDR);
@@ -155,17 +211,19 @@ static rcoll_status_t ucx_open(const rcoll_tl_params_t *p, rcoll_tl_t **out)
     tl->size = p->size;
     tl->node_of = p->node_of;
     tl->cb = p->cb;
+    tl->auth = p->auth != NULL ? p->auth : &rcoll__auth_none;
     tl->done_tail = &tl->done_head;
     tl->eps = calloc((size_t)p->size, sizeof(*tl->eps));
     tl->failed = calloc((size_t)p->size, sizeof(int));
+    tl->pa = calloc((size_t)p->size, sizeof(*tl->pa));
     tl->bounce_size = UCX_TL_HDR + p->config->eager_limit + 64 + RCOLL_TL_RKEY_MAX;
     if (tl->bounce_size > UCX_MAX_MSG + UCX_TL_HDR) {
         tl->bounce_size = UCX_MAX_MSG + UCX_TL_HDR;
     }
     size_t stride = (sizeof(bounce_t) + tl->bounce_size + 63) & ~(size_t)63;
     tl->bounce_mem = calloc(UCX_BOUNCE_COUNT, stride);
-    if (!tl->eps || !tl->failed || !tl->bounce_mem) {
-        free(tl->eps); free(tl->failed); free(tl->bounce_mem); free(tl);
+    if (!tl->eps || !tl->failed || !tl->pa || !tl->bounce_mem) {
+        free(tl->eps); free(tl->failed); free(tl->pa); free(tl->bounce_mem); free(tl);
         return RCOLL_ERR_NO_MEMORY;
     }
     for (int i = 0; i < UCX_BOUNCE_COUNT; i++) {
@@ -231,7 +289,7 @@ err_worker:
 err_cleanup:
     ucp_cleanup(tl->ucp);
 err:
-    free(tl->eps); free(tl->failed); free(tl->bounce_mem); free(tl);
+    free(tl->eps); free(tl->failed); free(tl->pa); free(tl->bounce_mem); free(tl);
     return RCOLL_ERR_TRANSPORT;
 }
 
@@ -288,6 +346,7 @@ static void ucx_close(rcoll_tl_t *tl)
     ucp_cleanup(tl->ucp);
     free(tl->eps);
     free(tl->failed);
+    free(tl->pa);
     free(tl->bounce_mem);
     free(tl);
 }
@@ -354,6 +413,11 @@ static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t
         rcoll_error("ucx: send of %zu bytes to rank %d: its endpoint was closed", total, peer);
         return RCOLL_ERR_PEER_FAILED;
     }
+    peer_auth_t *a = peer_auth(tl, peer);
+    if (a == NULL) {
+        rcoll_error("ucx: send to rank %d before the job's secret is known", peer);
+        return RCOLL_ERR_INTERNAL;
+    }
     bounce_t *b = tl->free_bounce;
     if (b != NULL && total <= tl->bounce_size) {
         tl->free_bounce = b->next;
@@ -364,12 +428,14 @@ static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t
         rcoll_error("ucx: out of memory for a %zu-byte message to rank %d", total, peer);
         return RCOLL_ERR_NO_MEMORY;
     }
-    put32(b->data, (uint32_t)tl->rank);
-    put32(b->data + 4, UCX_MAGIC);
+    put32(b->data + 8, (uint32_t)tl->rank);
+    put32(b->data + 12, UCX_MAGIC);
+    put64(b->data + 16, ++a->tx_seq);
     memcpy(b->data + UCX_TL_HDR, hdr, hdr_len);
     if (len) {
         memcpy(b->data + UCX_TL_HDR + hdr_len, data, len);
     }
+    put64(b->data, rcoll__siphash24(a->tx_key, b->data + UCX_MAC_OFF, total - UCX_MAC_OFF));
     ucp_request_param_t p = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                         UCP_OP_ATTR_FIELD_FLAGS,

@@ -5,11 +5,15 @@
  *   off size field
  *     0    1 magic 'V'      1 version   2 cm (1 oob, 2 rdma_cm)   3 kind
  *     4    4 rank           8 size     12 depth (receive buffers per peer)
- *    16    8 credit slots address      24 4 credit slots rkey
+ *    16    8 credit slots address      24 4 zero (was one rkey for all slots)
  *    28    4 psn           32 2 lid    34 1 port   35 1 active mtu (enum)
  *    36   16 gid
  *    52      oob:     size x 4 bytes: the QPN this rank created for each peer
  *            rdma_cm: 1 family, 1 zero, 2 port (network order), 16 address
+ *    then    size x 4 bytes: the rkey of each peer's own credit slot
+ *
+ * Each peer may write only its own 4-byte credit slot: a memory region per
+ * slot, its rkey given to that peer alone (docs/security.md).
  *
  * oob (IB, RoCE): every QP exists from open() on, so one blob carries each
  * peer's QPN and connect() finishes INIT->RTR->RTS at once.  rdma_cm
@@ -22,13 +26,14 @@
 #include "verbs_int.h"
 
 #define ADDR_MAGIC   'V'
-#define ADDR_VERSION 1
+#define ADDR_VERSION 2
 #define ADDR_FIXED   52
 #define ADDR_CM_LEN  20
 
 rcoll_status_t rcoll__verbs_addr_pack(rcoll_tl_t *tl)
 {
-    size_t len = ADDR_FIXED + (tl->cm == RCOLL_VERBS_CM_OOB ? 4 * (size_t)tl->size : ADDR_CM_LEN);
+    size_t part = tl->cm == RCOLL_VERBS_CM_OOB ? 4 * (size_t)tl->size : ADDR_CM_LEN;
+    size_t len = ADDR_FIXED + part + 4 * (size_t)tl->size;
     uint8_t *b = calloc(1, len);
 
     if (b == NULL) {
@@ -43,7 +48,9 @@ rcoll_status_t rcoll__verbs_addr_pack(rcoll_tl_t *tl)
     rcoll__verbs_put_u32(b + 8, (uint32_t)tl->size);
     rcoll__verbs_put_u32(b + 12, (uint32_t)tl->depth);
     rcoll__verbs_put_u64(b + 16, (uintptr_t)tl->credit_slots);
-    rcoll__verbs_put_u32(b + 24, tl->credit_mr->rkey);
+    for (int p = 0; p < tl->size; p++) {
+        rcoll__verbs_put_u32(b + ADDR_FIXED + part + 4 * (size_t)p, tl->slot_mrs[p]->rkey);
+    }
     rcoll__verbs_put_u32(b + 28, tl->psn);
     rcoll__verbs_put_u16(b + 32, tl->port.attr.lid);
     b[34] = (uint8_t)tl->port.port;
@@ -121,16 +128,17 @@ rcoll_status_t rcoll__verbs_addr_connect(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep,
         return RCOLL_ERR_PROTOCOL;
     }
     ep->credit.depth = depth;           /* our window: the peer's receive buffers */
+    size_t part = tl->cm == RCOLL_VERBS_CM_OOB ? 4 * (size_t)tl->size : ADDR_CM_LEN;
+    if (len != ADDR_FIXED + part + 4 * (size_t)tl->size) {
+        rcoll_error("verbs: peer %d: address of %zu bytes, expected %zu", peer, len,
+                    ADDR_FIXED + part + 4 * (size_t)tl->size);
+        return RCOLL_ERR_PROTOCOL;
+    }
     ep->rcredit_addr = rcoll__verbs_get_u64(b + 16) + 4 * (uint64_t)tl->rank;
-    ep->rcredit_rkey = rcoll__verbs_get_u32(b + 24);
+    ep->rcredit_rkey = rcoll__verbs_get_u32(b + ADDR_FIXED + part + 4 * (size_t)tl->rank);
     ep->have_addr = 1;
 
     if (tl->cm == RCOLL_VERBS_CM_OOB) {
-        if (len != ADDR_FIXED + 4 * (size_t)tl->size) {
-            rcoll_error("verbs: peer %d: address of %zu bytes, expected %zu", peer, len,
-                        ADDR_FIXED + 4 * (size_t)tl->size);
-            return RCOLL_ERR_PROTOCOL;
-        }
         uint32_t qpn = rcoll__verbs_get_u32(b + ADDR_FIXED + 4 * (size_t)tl->rank);
         rcoll_status_t st = rcoll__verbs_qp_post_recvs(tl, ep);
         if (st == RCOLL_OK) {
@@ -146,7 +154,7 @@ rcoll_status_t rcoll__verbs_addr_connect(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep,
         rcoll__verbs_ep_connected(tl, ep);
         return RCOLL_OK;
     }
-    if (len != ADDR_FIXED + ADDR_CM_LEN || (b[ADDR_FIXED] != 4 && b[ADDR_FIXED] != 6)) {
+    if (b[ADDR_FIXED] != 4 && b[ADDR_FIXED] != 6) {
         rcoll_error("verbs: peer %d: malformed rdma_cm address (%zu bytes)", peer, len);
         return RCOLL_ERR_PROTOCOL;
     }

@@ -5,10 +5,22 @@
  * Each rank listens on an IP address of its device (found by binding to the
  * addresses of the host's interfaces until one lands on the device) and
  * publishes it.  For each pair the lower rank connects and the higher
- * accepts; the private data carries the connecting rank.  Everything runs
- * from progress() on a non-blocking event channel; a failed attempt is
- * retried with back-off until the deadline (RCOLL_TIMEOUT, or 300 s when
- * that is 0), after which the peer is reported failed.
+ * accepts.  Everything runs from progress() on a non-blocking event
+ * channel; a failed attempt is retried with back-off until the deadline
+ * (RCOLL_TIMEOUT, or 300 s when that is 0), after which the peer is
+ * reported failed.
+ *
+ * The listener is reachable by anyone who can reach its IP port, so the
+ * private data proves who connects (docs/security.md), little-endian:
+ *   0 magic (4)   4 src rank (4)   8 dst rank (4)   12 nonce (8)   20 mac (8)
+ * mac is SipHash-2-4 of bytes 0..19 under the key of the pair (src, dst)
+ * for "cm", derived from the job's secret (common/auth.h).  The request
+ * carries a fresh random nonce per attempt; the listener checks the proof,
+ * that dst is itself and that it has not accepted this nonce before, and
+ * only then touches the endpoint (an earlier attempt's QP is torn down only
+ * for a genuine new request).  The accept carries the same nonce under the
+ * reverse pair's key, checked by the connecting side at ESTABLISHED.  A
+ * refused request costs one rate-limited log line and an rdma_reject.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +31,10 @@
 #include <arpa/inet.h>
 #include "verbs_int.h"
 
-#define CM_MAGIC       0x52434d31u   /* "RCM1" */
+#define CM_MAGIC       0x52434d32u   /* "RCM2": a connection request */
+#define CM_MAGIC_ACK   0x52434132u   /* "RCA2": its accept */
+#define CM_PRIV_LEN    28
+#define CM_MAC_OFF     20
 #define CM_RESOLVE_MS  5000
 
 static void sockaddr_str(const struct sockaddr *sa, char *buf, size_t len)
@@ -124,13 +139,51 @@ void rcoll__verbs_cm_close(rcoll_tl_t *tl)
     }
 }
 
-static void conn_param(rcoll_tl_t *tl, struct rdma_conn_param *p, uint8_t *priv)
+static const rcoll_auth_t *job_auth(const rcoll_tl_t *tl)
 {
-    rcoll__verbs_put_u32(priv, CM_MAGIC);
+    return tl->params.auth != NULL ? tl->params.auth : &rcoll__auth_none;
+}
+
+/* The mac of a private data block from `from` to `to` (bytes 0..CM_MAC_OFF). */
+static uint64_t cm_mac(const rcoll_tl_t *tl, int from, int to, const uint8_t *priv)
+{
+    uint8_t key[RCOLL_SIPHASH_KEY_LEN];
+    rcoll__auth_pair_key(job_auth(tl), "cm", (uint64_t)from, (uint64_t)to, key);
+    return rcoll__siphash24(key, priv, CM_MAC_OFF);
+}
+
+/* Whether priv (len bytes) is a genuine `magic` from rank `from` to this
+ * rank; *nonce is the nonce it carries, *why what is wrong if not. */
+static int cm_check(const rcoll_tl_t *tl, const uint8_t *priv, size_t len, uint32_t magic, int from,
+                    uint64_t *nonce, const char **why)
+{
+    if (priv == NULL || len < CM_PRIV_LEN || rcoll__verbs_get_u32(priv) != magic) {
+        *why = "not rcoll's connection format";
+        return 0;
+    }
+    if (rcoll__verbs_get_u32(priv + 8) != (uint32_t)tl->rank) {
+        *why = "addressed to another rank";
+        return 0;
+    }
+    *nonce = rcoll__verbs_get_u64(priv + 12);
+    if (!job_auth(tl)->ready ||
+        !rcoll__auth_equal64(cm_mac(tl, from, tl->rank, priv), rcoll__verbs_get_u64(priv + CM_MAC_OFF))) {
+        *why = "its proof does not verify (not from this job)";
+        return 0;
+    }
+    return 1;
+}
+
+static void conn_param(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, struct rdma_conn_param *p, uint8_t *priv)
+{
+    rcoll__verbs_put_u32(priv, ep->active ? CM_MAGIC : CM_MAGIC_ACK);
     rcoll__verbs_put_u32(priv + 4, (uint32_t)tl->rank);
+    rcoll__verbs_put_u32(priv + 8, (uint32_t)ep->peer);
+    rcoll__verbs_put_u64(priv + 12, ep->cm_nonce);
+    rcoll__verbs_put_u64(priv + CM_MAC_OFF, cm_mac(tl, tl->rank, ep->peer, priv));
     memset(p, 0, sizeof(*p));
     p->private_data = priv;
-    p->private_data_len = 8;
+    p->private_data_len = CM_PRIV_LEN;
     p->responder_resources = 1;
     p->initiator_depth = 1;
     p->retry_count = 6;                 /* not 7: see QP_RETRY in verbs_qp.c */
@@ -144,6 +197,10 @@ static void start_active(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
     char where[80];
 
     ep->retry_at = 0;
+    if (rcoll__auth_random(&ep->cm_nonce, sizeof(ep->cm_nonce)) != RCOLL_OK) {
+        ep->retry_at = rcoll__verbs_now() + 0.1;
+        return;
+    }
     if (src.ss_family == AF_INET) {
         ((struct sockaddr_in *)(void *)&src)->sin_port = 0;
     } else {
@@ -198,13 +255,13 @@ rcoll_status_t rcoll__verbs_cm_start(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
 static int setup_qp(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, struct rdma_cm_id *id)
 {
     struct rdma_conn_param p;
-    uint8_t priv[8];
+    uint8_t priv[CM_PRIV_LEN];
 
     if (rcoll__verbs_qp_create(tl, ep, id) != RCOLL_OK ||
         rcoll__verbs_qp_post_recvs(tl, ep) != RCOLL_OK) {
         return -1;
     }
-    conn_param(tl, &p, priv);
+    conn_param(tl, ep, &p, priv);
     if ((ep->active ? rdma_connect(id, &p) : rdma_accept(id, &p)) != 0) {
         rcoll_debug("verbs: peer %d: rdma_%s failed: %s", ep->peer, ep->active ? "connect" : "accept",
                     strerror(errno));
@@ -213,28 +270,60 @@ static int setup_qp(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, struct rdma_cm_id *id)
     return 0;
 }
 
-/* A connection request from a lower rank; the ep to use, or NULL to reject. */
+/*
+ * A connection request from a lower rank; the ep to use, or NULL to reject.
+ * Nothing of the ep is touched before the request has proven to come from
+ * that rank of this job (a forged or replayed one must not tear down the
+ * QP of a connection being made).
+ */
 static rcoll_verbs_ep_t *request_ep(rcoll_tl_t *tl, struct rdma_cm_event *ev)
 {
     const uint8_t *priv = ev->param.conn.private_data;
-    int peer;
+    size_t len = priv != NULL ? ev->param.conn.private_data_len : 0;
+    const char *why = NULL;
+    uint64_t nonce = 0;
+    int peer = len >= 8 ? (int)rcoll__verbs_get_u32(priv + 4) : -1;
+    char where[80];
 
-    if (priv == NULL || ev->param.conn.private_data_len < 8 || rcoll__verbs_get_u32(priv) != CM_MAGIC) {
-        rcoll_warn("verbs: rejected an rdma_cm connection on %s that is not from rcoll", tl->port.dev);
-        return NULL;
+    if (len >= 8 && (peer < 0 || peer >= tl->rank)) {
+        why = "only lower ranks connect to this one";
+    } else if (cm_check(tl, priv, len, CM_MAGIC, peer, &nonce, &why)) {
+        rcoll_verbs_ep_t *ep = &tl->eps[peer];
+        for (unsigned i = 0; i < ep->cm_nseen && i < 4; i++) {
+            if (ep->cm_seen[i] == nonce) {
+                why = "a replay of a request already accepted";
+            }
+        }
+        if (why == NULL && (ep->state == RCOLL_VERBS_EP_CONNECTED || ep->state == RCOLL_VERBS_EP_FAILED)) {
+            why = "a second connection from that rank";
+        }
+        if (why == NULL) {
+            ep->cm_seen[ep->cm_nseen++ % 4] = nonce;
+            ep->cm_nonce = nonce;
+            return ep;
+        }
     }
-    peer = (int)rcoll__verbs_get_u32(priv + 4);
-    if (peer < 0 || peer >= tl->rank) {
-        rcoll_warn("verbs: rejected an rdma_cm connection on %s from rank %d (only lower ranks connect to rank %d)",
-                   tl->port.dev, peer, tl->rank);
-        return NULL;
+    sockaddr_str(rdma_get_peer_addr(ev->id), where, sizeof(where));
+    rcoll__auth_reject(&tl->cm_rejects, "verbs: rejected an rdma_cm connection request on %s from %s "
+                       "claiming rank %d: %s", tl->port.dev, where, peer, why);
+    return NULL;
+}
+
+/* The connecting side: whether the accept of attempt ep->cm_nonce is the peer's. */
+static int accept_genuine(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, struct rdma_cm_event *ev)
+{
+    const uint8_t *priv = ev->param.conn.private_data;
+    size_t len = priv != NULL ? ev->param.conn.private_data_len : 0;
+    const char *why = NULL;
+    uint64_t nonce = 0;
+
+    if (cm_check(tl, priv, len, CM_MAGIC_ACK, ep->peer, &nonce, &why) &&
+        rcoll__verbs_get_u32(priv + 4) == (uint32_t)ep->peer && nonce == ep->cm_nonce) {
+        return 1;
     }
-    rcoll_verbs_ep_t *ep = &tl->eps[peer];
-    if (ep->state == RCOLL_VERBS_EP_CONNECTED || ep->state == RCOLL_VERBS_EP_FAILED) {
-        rcoll_warn("verbs: rejected a second rdma_cm connection from rank %d on %s", peer, tl->port.dev);
-        return NULL;
-    }
-    return ep;
+    rcoll__auth_reject(&tl->cm_rejects, "verbs: refusing the rdma_cm accept from rank %d on %s: %s",
+                       ep->peer, tl->port.dev, why != NULL ? why : "it answers another attempt");
+    return 0;
 }
 
 static void attempt_failed(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, const char *what, int status)
@@ -301,6 +390,16 @@ static struct rdma_cm_id *handle(rcoll_tl_t *tl, struct rdma_cm_event *ev)
         }
         break;
     case RDMA_CM_EVENT_ESTABLISHED:
+        if (ep->active && !accept_genuine(tl, ep, ev)) {
+            attempt_failed(tl, ep, "accept without a valid proof", 0);
+            if (ep->qp != NULL) {
+                rdma_destroy_qp(ev->id);
+                ep->qp = NULL;
+            }
+            doomed = ep->cm_id;
+            ep->cm_id = NULL;
+            break;
+        }
         ep->qp_ready = 1;
         rcoll__verbs_cm_maybe_connected(tl, ep);
         break;

@@ -20,6 +20,7 @@
 #include "transport.h"
 #include "list.h"
 #include "log.h"
+#include "auth.h"
 #include "verbs_credit.h"
 #include "verbs_gid.h"
 #include "verbs_rcache.h"
@@ -143,6 +144,9 @@ typedef struct rcoll_verbs_ep {
     int                    bye;                 /* the peer said it is closing */
     int                    heard;               /* a message arrived from the peer */
     int                    disconnected;        /* rdma_cm: DISCONNECTED seen, CQ not yet drained */
+    uint64_t               cm_nonce;            /* rdma_cm: this attempt's (verbs_cm.c) */
+    uint64_t               cm_seen[4];          /* rdma_cm: nonces of requests accepted */
+    unsigned               cm_nseen;
 } rcoll_verbs_ep_t;
 
 struct rcoll_tl {
@@ -169,7 +173,8 @@ struct rcoll_tl {
     uint32_t              *credit_slots;        /* [size]: peers write their freed counts */
     uint32_t              *credit_src;          /* [size]: our counts, source of the WRITEs */
     uint32_t              *read_sink;           /* [size]: where iWARP put fences read to */
-    struct ibv_mr         *credit_mr;
+    struct ibv_mr         *credit_mr;           /* all three arrays, local access only */
+    struct ibv_mr        **slot_mrs;            /* [size]: credit_slots[p], remote write for p */
     rcoll_verbs_ep_t      *eps;                 /* [size] */
     int                    nbusy;               /* eps with ep->busy set */
     rcoll_list_t           self_msgs;           /* send() to ourselves */
@@ -184,6 +189,7 @@ struct rcoll_tl {
     double                 conn_timeout;        /* seconds for a connection set-up */
     double                 next_cm_check;
     int                    cm_waiting;          /* eps still connecting */
+    rcoll_auth_limiter_t   cm_rejects;          /* log of refused requests */
     /* registrations of put sources */
     rcoll_verbs_rcache_t   rcache;
     int                    pagemap_fd;

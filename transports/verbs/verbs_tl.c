@@ -117,10 +117,20 @@ static rcoll_status_t alloc_buffers(rcoll_tl_t *tl)
     tl->buf_mr = rcoll__verbs_reg(tl, tl->bufmem, nbufs * tl->buf_size, IBV_ACCESS_LOCAL_WRITE,
                                   "the message buffers");
     tl->credit_mr = rcoll__verbs_reg(tl, tl->credit_slots, 12 * (size_t)tl->size,
-                                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, "the credit slots");
+                                     IBV_ACCESS_LOCAL_WRITE, "the credit slots");
     tl->sbufs = calloc((size_t)tl->nsbufs, sizeof(*tl->sbufs));
-    if (tl->buf_mr == NULL || tl->credit_mr == NULL || tl->sbufs == NULL) {
+    tl->slot_mrs = calloc((size_t)tl->size, sizeof(*tl->slot_mrs));
+    if (tl->buf_mr == NULL || tl->credit_mr == NULL || tl->sbufs == NULL || tl->slot_mrs == NULL) {
         return RCOLL_ERR_NO_MEMORY;
+    }
+    /* Peer p may write its own slot and nothing else (docs/security.md). */
+    for (int p = 0; p < tl->size; p++) {
+        tl->slot_mrs[p] = rcoll__verbs_reg(tl, &tl->credit_slots[p], sizeof(tl->credit_slots[p]),
+                                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+                                           "a peer's credit slot");
+        if (tl->slot_mrs[p] == NULL) {
+            return RCOLL_ERR_NO_MEMORY;
+        }
     }
     for (int i = 0; i < tl->nsbufs; i++) {
         rcoll_verbs_buf_t *b = &tl->sbufs[i];
@@ -279,6 +289,12 @@ static void verbs_close(rcoll_tl_t *tl)
     if (tl->credit_mr != NULL) {
         ibv_dereg_mr(tl->credit_mr);
     }
+    for (int p = 0; tl->slot_mrs != NULL && p < tl->size; p++) {
+        if (tl->slot_mrs[p] != NULL) {
+            ibv_dereg_mr(tl->slot_mrs[p]);
+        }
+    }
+    free(tl->slot_mrs);
     if (tl->cq != NULL) {
         ibv_destroy_cq(tl->cq);
     }
