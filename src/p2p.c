@@ -79,10 +79,11 @@ static int op_matches(const rcoll_p2p_op_t *op, int wpeer, const rcoll_wire_hdr_
            op->task->comm->id == h->comm_id;
 }
 
-#define TYPE_BIT(t) (1u << (t))
+/* A set of message types; a type beyond 63 is in none. */
+#define TYPE_BIT(t) ((unsigned)(t) < 64 ? (uint64_t)1 << (t) : 0)
 
 /* types: a set of TYPE_BITs. */
-static int unexp_matches(const unexpected_t *u, const rcoll_p2p_op_t *op, unsigned types)
+static int unexp_matches(const unexpected_t *u, const rcoll_p2p_op_t *op, uint64_t types)
 {
     return (TYPE_BIT(u->hdr.type) & types) && op_matches(op, u->wpeer, &u->hdr);
 }
@@ -274,7 +275,7 @@ static rcoll_p2p_op_t *new_op(rcoll_task_t *task, rcoll_p2p_kind_t kind, int pee
 
 /* The first kept message for op whose type is in the set types (TYPE_BITs). */
 static unexpected_t *find_unexpected_of(rcoll_context_t *ctx, const rcoll_p2p_op_t *op,
-                                        unsigned types)
+                                        uint64_t types)
 {
     rcoll_list_t *pos, *tmp;
     rcoll_list_for_each_safe(pos, tmp, &ctx->unexpected) {
@@ -965,7 +966,7 @@ void rcoll_p2p_recv_cb(void *arg, int peer, const void *msg, size_t len)
     }
     rcoll_trace("recv %s from %d comm 0x%llx seq %u step %u len %llu", rcoll_msg_type_name(h.type),
                 peer, (unsigned long long)h.comm_id, h.seq, h.step, (unsigned long long)h.len);
-    if (h.type >= RCOLL_MSG_HOLD) {               /* flow control of eager messages */
+    if (h.type >= RCOLL_MSG_HOLD && h.type <= RCOLL_MSG_CREDIT) {   /* flow control */
         on_flow_msg(ctx, peer, &h, body, body_len);
         return;
     }
