@@ -721,6 +721,8 @@ void rcoll_p2p_recv_cb(void *arg, int peer, const void *msg, size_t len)
     case RCOLL_MSG_DONE:  on_rndv_end(ctx, &ctx->sends_wait_rtr, RCOLL_P2P_WAIT_DONE, peer, &h); break;
     case RCOLL_MSG_DECLINE:  on_decline(ctx, peer, &h); break;
     case RCOLL_MSG_WITHDRAW: on_withdraw(ctx, peer, &h); break;
+    case RCOLL_MSG_REVOKE:   rcoll__revoke_recv(ctx, peer, &h); break;
+    case RCOLL_MSG_SHRINK:   rcoll__shrink_recv(ctx, peer, &h, body, body_len); break;
     }
 }
 

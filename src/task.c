@@ -98,6 +98,7 @@ static void task_finish(rcoll_task_t *task, rcoll_status_t st)
         if (task->alg->abort != NULL) {
             task->alg->abort(task);
         }
+        rcoll__revoke_on_failure(task, st);     /* tell the others (revoke.c) */
     }
     task->status = st;
     task->done = 1;
@@ -150,6 +151,11 @@ static inline uint32_t call_sig(const rcoll_coll_args_t *a)
 rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args, rcoll_task_t **out)
 {
     rcoll_context_t *ctx = comm->ctx;
+    if (comm->revoked != RCOLL_OK) {
+        rcoll_debug("%s on revoked communicator 0x%llx: %s", rcoll_coll_name(args->type),
+                    (unsigned long long)comm->id, rcoll_strerror(comm->revoked));
+        return comm->revoked;
+    }
     rcoll_task_t *task = task_alloc(ctx);
     if (task == NULL) {
         rcoll_error("%s: out of memory for a request", rcoll_coll_name(args->type));
@@ -275,6 +281,10 @@ static void timed_out(rcoll_task_t *task, double idle, const rcoll_task_t *ahead
 int rcoll_task_check_deadline(rcoll_task_t *task)
 {
     double timeout = task->ctx->config.timeout;
+    if (task->comm->revoked != RCOLL_OK && !task->done) {
+        rcoll__revoke_fail_tasks(task->comm);    /* revoke.c: at the backoff rate, not per spin */
+        return 1;
+    }
     if (task->done || timeout <= 0) {
         return 0;
     }

@@ -40,6 +40,8 @@ const char *rcoll_msg_type_name(int type)
     case RCOLL_MSG_DONE:  return "DONE";
     case RCOLL_MSG_WITHDRAW: return "WITHDRAW";
     case RCOLL_MSG_DECLINE:  return "DECLINE";
+    case RCOLL_MSG_REVOKE:   return "REVOKE";
+    case RCOLL_MSG_SHRINK:   return "SHRINK";
     default:              return "unknown";
     }
 }
@@ -70,6 +72,7 @@ rcoll_status_t rcoll_wire_decode(const void *msg, size_t msg_len, rcoll_wire_hdr
     size_t rest = msg_len - RCOLL_WIRE_HDR_SIZE;
     switch (h->type) {
     case RCOLL_MSG_EAGER:
+    case RCOLL_MSG_SHRINK:
         if (h->len != rest || h->rkey_len != 0) {
             snprintf(err, errlen, "EAGER says %llu payload bytes, carries %zu",
                      (unsigned long long)h->len, rest);
@@ -88,6 +91,7 @@ rcoll_status_t rcoll_wire_decode(const void *msg, size_t msg_len, rcoll_wire_hdr
     case RCOLL_MSG_DONE:
     case RCOLL_MSG_WITHDRAW:
     case RCOLL_MSG_DECLINE:
+    case RCOLL_MSG_REVOKE:
         if (rest != 0 || h->rkey_len != 0) {
             snprintf(err, errlen, "%s with %zu trailing bytes", rcoll_msg_type_name(h->type), rest);
             return RCOLL_ERR_PROTOCOL;

@@ -40,7 +40,13 @@ typedef enum {
     RCOLL_MSG_DONE     = 5,   /* receiver to sender: it has read len bytes; a len other than
                                  the sender's: it refuses (its own length), read nothing */
     RCOLL_MSG_WITHDRAW = 6,   /* sender to receiver: its send failed, the RTS is void */
-    RCOLL_MSG_DECLINE  = 7    /* receiver to sender: its receive failed, it will not read */
+    RCOLL_MSG_DECLINE  = 7,   /* receiver to sender: its receive failed, it will not read */
+    /* Failure handling (revoke.c, comm_shrink.c; docs/reliability.md): */
+    RCOLL_MSG_REVOKE   = 32,  /* comm_id is revoked: seq = the sender's first error, step = the
+                                 failed world rank it knows of (or UINT32_MAX); header only */
+    RCOLL_MSG_SHRINK   = 33   /* one message of rcoll_comm_shrink's agreement: seq = epoch,
+                                 step = round << 2 | kind, addr = new comm id; the body
+                                 (len bytes) is the failed set, one byte per comm rank */
 } rcoll_msg_type_t;
 
 typedef struct rcoll_wire_hdr {
