@@ -190,7 +190,15 @@ static void scan(shrink_t *S)
             continue;
         }
         int s = rcoll__ft_comm_rank(S->comm, m->wpeer);
-        if (m->hdr.seq < S->epoch || s < 0 || handle(S, m, s)) {
+        if (m->hdr.seq < S->epoch) {
+            rcoll__ft_msg_drop(S->ctx, m);
+        } else if (s < 0 || m->hdr.src != (uint32_t)s || m->body_len != (size_t)S->n ||
+                   (m->hdr.step >> 2) >= (uint32_t)S->n) {
+            rcoll_warn("dropping a SHRINK message from rank %d for communicator 0x%llx: the "
+                       "sender is not the member it claims, or its failed set or round does "
+                       "not fit the communicator", m->wpeer, (unsigned long long)S->comm->id);
+            rcoll__ft_msg_drop(S->ctx, m);
+        } else if (handle(S, m, s)) {
             rcoll__ft_msg_drop(S->ctx, m);
         }
     }
@@ -337,15 +345,15 @@ RCOLL_API rcoll_status_t rcoll_comm_shrink(rcoll_comm_t *comm, rcoll_comm_t **ne
 void rcoll__shrink_recv(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h,
                         const void *body, size_t body_len)
 {
-    rcoll_ft_comm_t *fc = rcoll__ft_find(ctx, h->comm_id);
+    /* Checked against the communicator when consumed (scan): it may not be
+     * made here yet (this rank is still finishing the shrink that makes it). */
+    struct rcoll_ft *ft = ctx->ft;
     const char *bad = NULL;
-    if (fc == NULL) {
-        bad = "no such communicator here";
-    } else if (rcoll__ft_comm_rank(fc->comm, wpeer) != (int)h->src || h->src >= INT32_MAX) {
-        bad = "the sender is not the member it claims to be";
-    } else if (body_len != (size_t)fc->comm->size || (h->step >> 2) >= (uint32_t)fc->comm->size) {
-        bad = "its failed set or round does not fit the communicator";
-    } else if (ctx->ft->nmsgs >= RCOLL_FT_MAX_MSGS) {
+    if (h->comm_id != 1 && !rcoll__comm_id_valid(h->comm_id)) {
+        bad = "no communicator has that id";
+    } else if (body_len > (size_t)ctx->size || body_len != h->len) {
+        bad = "its failed set is larger than the job";
+    } else if (ft == NULL || ft->nmsgs >= RCOLL_FT_MAX_MSGS) {
         bad = "too many shrink messages are waiting";
     }
     if (bad != NULL) {
@@ -364,6 +372,6 @@ void rcoll__shrink_recv(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t 
     for (size_t i = 0; i < body_len; i++) {
         m->body[i] = ((const uint8_t *)body)[i] != 0;
     }
-    rcoll_list_add_tail(&ctx->ft->msgs, &m->link);
-    ctx->ft->nmsgs++;
+    rcoll_list_add_tail(&ft->msgs, &m->link);
+    ft->nmsgs++;
 }

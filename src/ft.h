@@ -11,6 +11,7 @@
 #include "wire.h"
 
 #define RCOLL_FT_MAX_MSGS 4096      /* shrink messages kept; more are dropped (hostile peer) */
+#define RCOLL_FT_MAX_EARLY 64       /* revokes kept for communicators not yet made here */
 
 typedef struct {
     rcoll_comm_t *comm;
@@ -31,6 +32,10 @@ struct rcoll_ft {
     int              ncomms, cap;
     rcoll_list_t     msgs;         /* rcoll_ft_msg_t, oldest first */
     int              nmsgs;
+    /* REVOKEs for communicator ids not (yet) made here: a member may make
+     * a communicator (e.g. finish a shrink) later than another revokes it. */
+    struct { uint64_t comm_id; int wpeer; uint32_t err, failed; } early[RCOLL_FT_MAX_EARLY];
+    int              nearly;
 };
 
 rcoll_ft_comm_t *rcoll__ft_find(rcoll_context_t *ctx, uint64_t comm_id);

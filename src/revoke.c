@@ -17,15 +17,20 @@
  * (transport, deadline) or from another member's REVOKE.
  *
  * The communicators are kept by id here (rcoll_comm_create registers each),
- * so a REVOKE or SHRINK message finds its communicator; one for an unknown
- * communicator, from a non-member, or naming a rank outside it is dropped
- * with one log line.
+ * so a REVOKE or SHRINK message finds its communicator.  One from a
+ * non-member, naming a rank outside it or carrying no error is dropped with
+ * one log line; so is one whose id cannot be a communicator's.  One for a
+ * communicator not made here yet (a member may finish creating it later
+ * than another revokes it) is kept, up to RCOLL_FT_MAX_EARLY, and applied
+ * when it is made.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "ft.h"
 
 #define NO_RANK UINT32_MAX
+
+static void apply_revoke(rcoll_comm_t *comm, int wpeer, uint32_t err, uint32_t failed);
 
 static struct rcoll_ft *ft_get(rcoll_context_t *ctx)
 {
@@ -54,6 +59,12 @@ rcoll_status_t rcoll__ft_comm_add(rcoll_comm_t *comm)
         ft->cap = cap;
     }
     ft->comms[ft->ncomms++] = (rcoll_ft_comm_t){ .comm = comm };
+    for (int i = 0; i < ft->nearly; i++) {
+        if (ft->early[i].comm_id == comm->id) {
+            apply_revoke(comm, ft->early[i].wpeer, ft->early[i].err, ft->early[i].failed);
+            ft->early[i--] = ft->early[--ft->nearly];
+        }
+    }
     return RCOLL_OK;
 }
 
@@ -225,25 +236,25 @@ again:
     }
 }
 
-void rcoll__revoke_recv(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h)
+/* A REVOKE of comm from world rank wpeer (err, failed world rank or NO_RANK):
+ * checked as hostile input, then applied. */
+static void apply_revoke(rcoll_comm_t *comm, int wpeer, uint32_t err, uint32_t failed)
 {
-    rcoll_ft_comm_t *fc = rcoll__ft_find(ctx, h->comm_id);
-    rcoll_comm_t *comm = fc != NULL ? fc->comm : NULL;
     int fr = -1;
     const char *bad = NULL;
-    if (comm == NULL || !revocable(comm)) {
-        bad = "no such communicator here";
+    if (!revocable(comm)) {
+        bad = "not a communicator of the API";
     } else if (rcoll__ft_comm_rank(comm, wpeer) < 0) {
         bad = "the sender is not a member";
-    } else if (h->step != NO_RANK && (h->step > INT32_MAX ||
-               (fr = rcoll__ft_comm_rank(comm, (int)h->step)) < 0)) {
+    } else if (failed != NO_RANK && (failed > INT32_MAX ||
+               (fr = rcoll__ft_comm_rank(comm, (int)failed)) < 0)) {
         bad = "it names a failed rank that is not a member";
-    } else if (h->seq == RCOLL_OK || h->seq >= RCOLL_STATUS_LAST) {
+    } else if (err == RCOLL_OK || err >= RCOLL_STATUS_LAST) {
         bad = "it carries no error";
     }
     if (bad != NULL) {
         rcoll_warn("dropping a REVOKE from rank %d for communicator 0x%llx: %s", wpeer,
-                   (unsigned long long)h->comm_id, bad);
+                   (unsigned long long)comm->id, bad);
         return;
     }
     if (fr >= 0) {
@@ -255,11 +266,37 @@ void rcoll__revoke_recv(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t 
     comm->revoked = RCOLL_ERR_PEER_FAILED;
     if (fr >= 0) {
         rcoll_warn("communicator 0x%llx revoked by world rank %d (%s; world rank %d failed)",
-                   (unsigned long long)comm->id, wpeer, rcoll_strerror((rcoll_status_t)h->seq),
-                   (int)h->step);
+                   (unsigned long long)comm->id, wpeer, rcoll_strerror((rcoll_status_t)err),
+                   (int)failed);
     } else {
         rcoll_warn("communicator 0x%llx revoked by world rank %d (%s)",
-                   (unsigned long long)comm->id, wpeer, rcoll_strerror((rcoll_status_t)h->seq));
+                   (unsigned long long)comm->id, wpeer, rcoll_strerror((rcoll_status_t)err));
+    }
+}
+
+void rcoll__revoke_recv(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h)
+{
+    rcoll_ft_comm_t *fc = rcoll__ft_find(ctx, h->comm_id);
+    if (fc != NULL) {
+        apply_revoke(fc->comm, wpeer, h->seq, h->step);
+        return;
+    }
+    struct rcoll_ft *ft = ft_get(ctx);
+    if (h->comm_id != 1 && !rcoll__comm_id_valid(h->comm_id)) {
+        rcoll_warn("dropping a REVOKE from rank %d for communicator 0x%llx: no such "
+                   "communicator here", wpeer, (unsigned long long)h->comm_id);
+    } else if (ft == NULL || ft->nearly == RCOLL_FT_MAX_EARLY) {
+        rcoll_warn("dropping a REVOKE from rank %d for communicator 0x%llx: not made here, and "
+                   "%d such revokes are kept already", wpeer, (unsigned long long)h->comm_id,
+                   RCOLL_FT_MAX_EARLY);
+    } else {
+        rcoll_debug("keeping a REVOKE from rank %d for communicator 0x%llx, not made here yet",
+                    wpeer, (unsigned long long)h->comm_id);
+        int i = ft->nearly++;
+        ft->early[i].comm_id = h->comm_id;
+        ft->early[i].wpeer = wpeer;
+        ft->early[i].err = h->seq;
+        ft->early[i].failed = h->step;
     }
 }
 

@@ -100,7 +100,9 @@ static void task_finish(rcoll_task_t *task, rcoll_status_t st)
         }
         rcoll__revoke_on_failure(task, st);     /* tell the others (revoke.c) */
     }
-    task->status = st;
+    /* One finishing after its communicator was revoked fails too (revoke.c):
+     * the others have given up on it. */
+    task->status = st != RCOLL_OK ? st : task->comm->revoked;
     task->done = 1;
     rcoll_list_del(&task->link);
 }
