@@ -12,7 +12,7 @@ noinst_PROGRAMS += test/integration/coll_check test/integration/comm_check \
                    test/integration/oob_threads test/integration/group_check \
                    test/integration/node_check test/integration/mismatch_check \
                    test/integration/wedge_check test/integration/where_check \
-                   test/integration/late_write_check
+                   test/integration/late_write_check test/integration/shrink_check
 test_integration_coll_check_SOURCES = test/integration/coll_check.c \
     test/integration/coll_cases.c $(INTEG_COMMON)
 test_integration_coll_check_LDADD = $(INTEG_LDADD)
@@ -51,3 +51,6 @@ dist_noinst_SCRIPTS += test/integration/run.sh
 test_integration_mismatch_check_SOURCES = test/integration/mismatch_check.c $(INTEG_COMMON)
 test_integration_mismatch_check_LDADD = $(INTEG_LDADD)
 test_integration_mismatch_check_LDFLAGS = $(INTEG_LINKOPTS)
+test_integration_shrink_check_SOURCES = test/integration/shrink_check.c
+test_integration_shrink_check_LDADD = $(INTEG_LDADD)
+test_integration_shrink_check_LDFLAGS = $(INTEG_LINKOPTS)
