@@ -205,7 +205,8 @@ void rcoll__revoke(rcoll_comm_t *comm, rcoll_status_t st, int failed_wrank)
 
 void rcoll__revoke_on_failure(rcoll_task_t *task, rcoll_status_t st)
 {
-    if (st != RCOLL_ERR_PEER_FAILED && st != RCOLL_ERR_TIMEOUT && st != RCOLL_ERR_TRANSPORT) {
+    if (st != RCOLL_ERR_PEER_FAILED && st != RCOLL_ERR_TRANSPORT &&
+        (st != RCOLL_ERR_TIMEOUT || !task->ctx->config.revoke_on_timeout)) {
         return;
     }
     rcoll_comm_t *comm = task->comm;
