@@ -152,17 +152,21 @@ static void op_fail(rcoll_p2p_op_t *op, rcoll_status_t st, const char *why)
     op_complete(op, st);
 }
 
-/* Deliver a message to this process (a collective that sends to itself). */
-static rcoll_status_t send_self(rcoll_context_t *ctx, const rcoll_wire_hdr_t *h, const void *data)
+/* Deliver a message to this process (a collective that sends to itself, or
+ * an answer to a message that claimed to come from this rank).  The body is
+ * body_len bytes: h->len is not always the body's length (HOLD, PULL,
+ * CREDIT, DONE carry other lengths there and no body). */
+static rcoll_status_t send_self(rcoll_context_t *ctx, const rcoll_wire_hdr_t *h, const void *data,
+                                size_t body_len)
 {
-    size_t total = RCOLL_WIRE_HDR_SIZE + h->len;
+    size_t total = RCOLL_WIRE_HDR_SIZE + body_len;
     uint8_t *msg = malloc(total);
     if (msg == NULL) {
         return RCOLL_ERR_NO_MEMORY;
     }
     rcoll_wire_encode(h, msg);
-    if (h->len) {
-        memcpy(msg + RCOLL_WIRE_HDR_SIZE, data, h->len);
+    if (body_len) {
+        memcpy(msg + RCOLL_WIRE_HDR_SIZE, data, body_len);
     }
     rcoll_p2p_recv_cb(ctx, ctx->rank, msg, total);
     free(msg);
@@ -174,7 +178,7 @@ static rcoll_status_t send_msg(rcoll_context_t *ctx, int wpeer, const rcoll_wire
 {
     uint8_t hdr[RCOLL_WIRE_HDR_SIZE];
     if (wpeer == ctx->rank) {
-        return send_self(ctx, h, body);
+        return send_self(ctx, h, body, body_len);
     }
     rcoll_wire_encode(h, hdr);
     return ctx->peer_ops[wpeer]->send(ctx->peer_tl[wpeer], wpeer, hdr, sizeof(hdr), body, body_len);

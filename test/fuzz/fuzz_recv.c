@@ -15,7 +15,7 @@
  *
  * Input: byte 0 and 1: the number of ops of each script (0-7); 2 bytes per
  * op; then commands until the input ends (see run_command): a raw message,
- * a message built from a few fields (type, communicator, sequence, step,
+ * a message built from a few fields (type: every one the core takes, communicator, sequence, step,
  * length, call signature; a length that lies; a header cut short), the last message again,
  * cut short, or with a valid key of a rank-1 buffer (RTR; one field of the
  * key may be forged), progress, a
@@ -269,7 +269,14 @@ static size_t build(run_t *run, fuzz_in_t *in, uint8_t *msg, int *peer, int real
     static const uint64_t ids[4] = { COMM_A, COMM_B, 1, COMM_A ^ (1ull << 40) };
 
     *peer = pick_peer(a);
-    h.type = (a >> 3) & 3;                         /* 0: not a type */
+    /* Every message type the core takes (0: not a type): 2 bits of a and
+     * bits 4-5 of c, which nothing else reads here. */
+    static const uint8_t types[16] = {
+        0, RCOLL_MSG_EAGER, RCOLL_MSG_RTR, RCOLL_MSG_FIN,
+        RCOLL_MSG_RTS, RCOLL_MSG_DONE, RCOLL_MSG_WITHDRAW, RCOLL_MSG_DECLINE,
+        RCOLL_MSG_HOLD, RCOLL_MSG_PULL, RCOLL_MSG_PULLED, RCOLL_MSG_CREDIT,
+        RCOLL_MSG_REVOKE, RCOLL_MSG_SHRINK, RCOLL_MSG_WHERE_Q, RCOLL_MSG_WHERE_A };
+    h.type = types[((a >> 3) & 3) | (((c >> 4) & 3) << 2)];
     h.version = (a & 0x20) ? RCOLL_WIRE_VERSION + 1 : RCOLL_WIRE_VERSION;
     h.comm_id = ids[(a >> 6) & 3];
     h.seq = (b & 0x80) ? b & 0x7f : 0;             /* the scripts' sequence is 0 */
