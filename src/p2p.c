@@ -214,7 +214,9 @@ static void start_put(rcoll_p2p_op_t *op, const rcoll_wire_hdr_t *rtr, const voi
     if (st != RCOLL_OK) {
         op->task->inflight_tl--;
         op_fail(op, st, "could not start the RDMA write");
+        return;
     }
+    RCOLL_FAULT_AT(op->task->ctx, RCOLL_FAULT_RNDV, 0);
 }
 
 static rcoll_p2p_op_t *new_op(rcoll_task_t *task, rcoll_p2p_kind_t kind, int peer, uint32_t step,
@@ -378,7 +380,9 @@ static void start_get(rcoll_p2p_op_t *op, const rcoll_wire_hdr_t *rts, const voi
         op->task->inflight_tl--;
         send_ctl(op, RCOLL_MSG_DECLINE, op->len);
         op_fail(op, st, "could not start the RDMA read");
+        return;
     }
+    RCOLL_FAULT_AT(op->task->ctx, RCOLL_FAULT_RNDV, 0);
 }
 
 /* Receive: read at once if the RTS is here, fail if it was withdrawn, else wait. */
