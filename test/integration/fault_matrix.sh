@@ -14,7 +14,10 @@
 #
 #   test/integration/fault_matrix.sh [--launcher rcollrun|srun|mpirun] [-n N]
 #       [--modes "shm ucx-posix ucx-tcp"] [--points "..."] [--victims "..."]
-#       [--table FILE] [--limit SECONDS]
+#       [--cells "MODE:POINT ..."] [--table FILE] [--limit SECONDS]
+#
+# --cells runs just those (mode, point) pairs, for each victim, instead of
+# every mode x point.
 #
 # rcollrun (default): under `rcollrun --enable-recovery` (RCOLLRUN_KEEP_GOING=1
 # where this rcollrun predates that option) every survivor must print
@@ -42,6 +45,7 @@ n=4
 modes="shm ucx-posix ucx-tcp"
 points="fence shm-setup pipeline rndv finalize"
 victims=""
+cells=""
 table=""
 limit=""
 while [ $# -gt 0 ]; do
@@ -51,6 +55,7 @@ while [ $# -gt 0 ]; do
     --modes) modes=${2:?}; shift ;;
     --points) points=${2:?}; shift ;;
     --victims) victims=${2:?}; shift ;;
+    --cells) cells=${2:?}; shift ;;
     --table) table=${2:?}; shift ;;
     --limit) limit=${2:?}; shift ;;
     -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
@@ -68,7 +73,7 @@ if [ -z "${FAULT_MATRIX_INNER:-}" ] && [ "$(id -u)" = 0 ] && unshare -m true 2>/
    [ "$launcher" = rcollrun ]; then
     exec env FAULT_MATRIX_INNER=1 unshare -m --propagation private "$0" --launcher "$launcher" \
         -n "$n" --modes "$modes" --points "$points" --victims "$victims" --limit "$limit" \
-        ${table:+--table "$table"}
+        ${cells:+--cells "$cells"} ${table:+--table "$table"}
 fi
 private_shm=0
 if [ -n "${FAULT_MATRIX_INNER:-}" ]; then
@@ -181,11 +186,11 @@ cell() {
     [ -n "$left" ] && why="${why:+$why; }left in /dev/shm: $(echo $left)"
     local shm_note="clean"
     [ "$private_shm" = 1 ] || shm_note="not checked"
+    local got="$([ "$point" = fence ] && echo "init error naming it" || echo PEER_FAILED) after at most $worst s"
+    [ -n "$worst" ] || got="the launcher ended the job before any survivor reported"
     if [ -z "$why" ]; then
-        printf 'ok   faults %s: %s after at most %s s, exit %s, /dev/shm %s (%s s)\n' "$what" \
-            "$([ "$point" = fence ] && echo "init error naming it" || echo PEER_FAILED)" \
-            "${worst:-?}" "$rc" "$shm_note" "$secs"
-        row "| $launcher | $mode | $point | $v | ${worst:-survivors ended by the launcher} | $rc | $shm_note |"
+        printf 'ok   faults %s: %s, exit %s, /dev/shm %s (%s s)\n' "$what" "$got" "$rc" "$shm_note" "$secs"
+        row "| $launcher | $mode | $point | $v | ${worst:-ended by the launcher} | $rc ($secs s) | $shm_note |"
         passed=$((passed + 1))
     else
         printf 'FAIL faults %s (%s s): %s; log %s\n' "$what" "$secs" "$why" "$log"
@@ -195,11 +200,16 @@ cell() {
     fi
 }
 
-for mode in $modes; do
-    for point in $points; do
-        for v in $victims; do
-            cell "$mode" "$point" "$v"
+if [ -z "$cells" ]; then
+    for mode in $modes; do
+        for point in $points; do
+            cells="$cells $mode:$point"
         done
+    done
+fi
+for c in $cells; do
+    for v in $victims; do
+        cell "${c%%:*}" "${c#*:}" "$v"
     done
 done
 echo "faults ($launcher): $passed passed, $failed failed, $skipped skipped"
