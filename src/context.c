@@ -313,6 +313,7 @@ static void context_destroy(rcoll_context_t *ctx)
         ctx->tls_ops[i]->close(ctx->tls[i]);
     }
     rcoll_p2p_cleanup(ctx);
+    rcoll__p2p_flow_fini(ctx);
     rcoll_list_t *pos, *tmp;
     rcoll_list_for_each_safe(pos, tmp, &ctx->zombies) {
         rcoll_list_del(pos);
@@ -327,6 +328,7 @@ static void context_destroy(rcoll_context_t *ctx)
     if (ctx->world != NULL) {
         rcoll_comm_destroy(ctx->world);
     }
+    rcoll__ft_fini(ctx);
     rcoll_whereis_fini(ctx);
     rcoll_selector_fini(ctx);
     if (ctx->boot_ops != NULL) {
@@ -385,7 +387,7 @@ static rcoll_status_t context_start(rcoll_context_t *ctx, const char *fn)
     ctx->peer_exited = calloc(n, 1);
     ctx->liveness = rcoll_liveness_new();
     if (!ctx->node_of || !ctx->peer_tl || !ctx->peer_ops || !ctx->peer_failed || !ctx->peer_exited ||
-        !ctx->liveness) {
+        !ctx->liveness || rcoll__p2p_flow_init(ctx) != RCOLL_OK) {
         return RCOLL_ERR_NO_MEMORY;
     }
     ctx->eager_limit = ctx->config.eager_limit;
