@@ -10,7 +10,8 @@
  * deadline ends a wait), three 8-byte allreduces on the world (the first
  * sets up its shared-memory segment), one allreduce of B bytes (default
  * 16 MiB: the shm pipeline, or rendezvous messages), two 8-byte allreduces,
- * rcoll_finalize.  World rank V kills itself inside rcoll where RCOLL_FAULT
+ * rcoll_finalize.  (rcoll_init sets up the world's shared-memory segment:
+ * shm-setup is inside it.)  World rank V kills itself inside rcoll where RCOLL_FAULT
  * says (src/fault.c).  Just before the part of the workload holding that
  * point it writes the time (CLOCK_REALTIME) to PREFIX.stamp, so the time a
  * survivor measures from it is an upper bound on the time from the death.
@@ -201,7 +202,7 @@ int main(int argc, char **argv)
     capture_begin();
     first_err_t e = { 0 };
     double t_init = wall_now();
-    if (AT("fence") && pre_rank == victim)
+    if ((AT("fence") || AT("shm-setup")) && pre_rank == victim)   /* both inside rcoll_init */
         write_stamp(prefix);
     const char *const config[] = {"RCOLL_TIMEOUT=300", NULL};
     rcoll_context_t *ctx = NULL;
@@ -227,8 +228,7 @@ int main(int argc, char **argv)
         };
         for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]) && e.phase == NULL; s++) {
             size_t n = steps[s].n ? steps[s].n : nbig;
-            if (wrank == victim && ((s == 0 && AT("shm-setup")) ||
-                                    (s == 3 && (AT("pipeline") || AT("rndv")))))
+            if (wrank == victim && s == 3 && (AT("pipeline") || AT("rndv")))
                 write_stamp(prefix);
             note(&e, steps[s].phase, allreduce(world, in, out, n, wsize, &wrong));
         }
