@@ -17,6 +17,7 @@ typedef struct {
     rcoll_comm_t *comm;
     uint8_t      *named;           /* comm ranks named failed by revokes; NULL: none */
     uint32_t      shrinks;         /* rcoll_comm_shrink calls begun on it (the epoch) */
+    uint32_t      revoke_err;      /* the error a received REVOKE carried (its sender's) */
 } rcoll_ft_comm_t;
 
 typedef struct {

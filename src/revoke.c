@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ft.h"
+#include "whereis.h"
 
 #define NO_RANK UINT32_MAX
 
@@ -231,6 +232,14 @@ again:
             rcoll_debug("rcoll_%s sequence %u on communicator 0x%llx ends: the communicator "
                         "is revoked", rcoll_coll_name(t->args.type), t->seq,
                         (unsigned long long)comm->id);
+            const rcoll_ft_comm_t *fc = ft_of(comm);
+            if (fc != NULL && fc->revoke_err == RCOLL_ERR_TIMEOUT && t->alg != NULL) {
+                /* Another member timed out: this rank, told early, still says
+                 * who had not entered (docs/reliability.md, where is everyone). */
+                char where[1024];
+                rcoll_whereis_report(t, where, sizeof(where));
+                rcoll_error("%s", where);
+            }
             rcoll_task_fail(t, comm->revoked);
             goto again;
         }
@@ -265,6 +274,10 @@ static void apply_revoke(rcoll_comm_t *comm, int wpeer, uint32_t err, uint32_t f
         return;
     }
     comm->revoked = RCOLL_ERR_PEER_FAILED;
+    rcoll_ft_comm_t *fc = ft_of(comm);
+    if (fc != NULL) {
+        fc->revoke_err = err;
+    }
     if (fr >= 0) {
         rcoll_warn("communicator 0x%llx revoked by world rank %d (%s; world rank %d failed)",
                    (unsigned long long)comm->id, wpeer, rcoll_strerror((rcoll_status_t)err),
