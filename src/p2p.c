@@ -367,7 +367,9 @@ static void send_rts(rcoll_p2p_op_t *op)
     }
     if (st != RCOLL_OK) {
         op_fail(op, st, "could not advertise the send buffer (RTS)");
+        return;
     }
+    RCOLL_FAULT_AT(ctx, RCOLL_FAULT_RNDV, 0);      /* the receiver's get reads a dead rank */
 }
 
 static void get_done(rcoll_tl_completion_t *comp, rcoll_status_t st)
@@ -424,9 +426,7 @@ static void start_get(rcoll_p2p_op_t *op, const rcoll_wire_hdr_t *rts, const voi
         op->task->inflight_tl--;
         send_ctl(op, RCOLL_MSG_DECLINE, op->len);
         op_fail(op, st, "could not start the RDMA read");
-        return;
     }
-    RCOLL_FAULT_AT(op->task->ctx, RCOLL_FAULT_RNDV, 0);
 }
 
 /* Receive: read at once if the RTS is here, fail if it was withdrawn, else wait. */
