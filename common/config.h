@@ -43,6 +43,7 @@ typedef struct rcoll_config {
     size_t   rcache_max;           /* RCOLL_RCACHE_MAX: bytes */
     /* shared memory */
     int      shm;                  /* RCOLL_SHM: 0/1 */
+    char     fault[RCOLL_CONFIG_STR_MAX];       /* RCOLL_FAULT: test-only kill point (fault_hook.h) */
     /* the MPI drop-in layer (mpi/) reads these itself */
     int      mpi;                  /* RCOLL_MPI: 0/1 */
     int      mpi_report;           /* RCOLL_MPI_REPORT: 0/1 */

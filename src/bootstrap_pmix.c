@@ -286,15 +286,36 @@ static rcoll_status_t pmix_get(rcoll_context_t *ctx, int rank, const char *key,
     return RCOLL_OK;
 }
 
+/* The fence failed: name the ranks the launcher reports ended (its event
+ * may follow the fence's failure: wait up to 1 s for one). */
+static void name_dead_at_fence(rcoll_context_t *ctx)
+{
+    double end = rcoll_time_now() + 1.0;
+    int named = 0;
+    do {
+        for (int r = 0; r < ctx->size; r++) {
+            if (r != ctx->rank && rcoll_liveness_gone(ctx, r)) {
+                rcoll_error("rank %d (world rank %d) ended in rcoll_init's address exchange "
+                            "(the launcher reports its end)", r, r);
+                named++;
+            }
+        }
+        if (named == 0) {
+            usleep(10000);
+        }
+    } while (named == 0 && rcoll_time_now() < end);
+}
+
 static rcoll_status_t pmix_exchange(rcoll_context_t *ctx, const void *blob, size_t len,
                                     void **blobs, size_t *lens)
 {
     rcoll_status_t st = pmix_put(ADDR_KEY, blob, len);
+    watch_deaths(ctx);          /* before the fence: a rank that dies there is named */
     if (st == RCOLL_OK) {
         st = pmix_fence(ctx);
     }
-    if (st == RCOLL_OK) {
-        watch_deaths(ctx);
+    if (st != RCOLL_OK) {
+        name_dead_at_fence(ctx);
     }
     for (int r = 0; r < ctx->size && st == RCOLL_OK; r++) {
         st = pmix_get(ctx, r, ADDR_KEY, &blobs[r], &lens[r]);

@@ -43,6 +43,14 @@ static const rcoll_config_entry_t core_table[] = {
     { "SHM", "1", "Let the selector choose the shared-memory algorithms (shm) for communicators "
       "whose ranks share one node; forcing RCOLL_<COLL>_ALGORITHM=shm uses them regardless",
       RCOLL_CONFIG_BOOL, F(shm), NULL, 0, .match = RCOLL_CONFIG_MATCH_VALUE },
+    { "FAULT", "", "Test and diagnostic setting, never for production: <world rank>:<point>[:<n>] "
+      "makes that rank kill itself (SIGKILL) at point fence (init's address exchange), shm-setup "
+      "(the world communicator's shared-memory segment set up), pipeline (a large shm allreduce "
+      "after its n-th chunk, default 2), rndv (its n-th rendezvous send under way: its RTS sent "
+      "(UCX) or its put issued (verbs), default 1) "
+      "or finalize (before rcoll_finalize's barrier); empty: none. The rank must be in the job, "
+      "n 1 to 1000000 (docs/reliability.md, Fault matrix)",
+      RCOLL_CONFIG_STRING, F(fault), NULL, 0 },
     { NULL }
 };
 

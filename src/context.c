@@ -225,6 +225,7 @@ static rcoll_status_t connect_peers(rcoll_context_t *ctx, const uint8_t *mine, s
         free(blobs); free(lens); free(hs); free(pas);
         return RCOLL_ERR_NO_MEMORY;
     }
+    RCOLL_FAULT_AT(ctx, RCOLL_FAULT_FENCE, 1);
     rcoll_status_t st = ctx->boot_ops->exchange(ctx, mine, mine_len, blobs, lens);
     if (st == RCOLL_OK) {
         st = take_secret(ctx, blobs[0], lens[0]);
@@ -391,7 +392,8 @@ static rcoll_status_t context_start(rcoll_context_t *ctx, const char *fn)
     }
     ctx->eager_limit = ctx->config.eager_limit;
     ctx->nnodes = 1;
-    rcoll_status_t st = ctx->rank == 0 ? rcoll__auth_generate(&ctx->auth) : RCOLL_OK;
+    rcoll_status_t st = rcoll__fault_init(ctx);
+    if (st == RCOLL_OK && ctx->rank == 0) st = rcoll__auth_generate(&ctx->auth);
     if (st == RCOLL_OK && ctx->singleton) {
         ctx->local_rank = 0;
         ctx->local_size = 1;
@@ -499,6 +501,7 @@ RCOLL_API rcoll_status_t rcoll_finalize(rcoll_context_t *ctx)
      * have died fails the whole barrier (liveness.c); a closed transport
      * fails just what was posted to that peer. */
     rcoll_status_t st = RCOLL_OK;
+    RCOLL_FAULT_AT(ctx, RCOLL_FAULT_FINALIZE, 1);
     if (ctx->size > 1) {
         ctx->finalizing = 1;
         st = rcoll_barrier(ctx->world);

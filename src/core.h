@@ -18,6 +18,7 @@
 #include "coll.h"
 #include "transport.h"
 #include "auth.h"
+#include "fault.h"
 
 #define RCOLL_TL_POLL_IDLE     16     /* with no message pending, poll transports every Nth time */
 
@@ -93,6 +94,7 @@ struct rcoll_context {
                                                 * (launcher event, this node's pid check), not
                                                 * only that its transport went away */
     int                   finalizing;          /* in rcoll_finalize's barrier (liveness.c) */
+    rcoll_fault_t         fault;               /* RCOLL_FAULT, parsed at init (fault.c) */
     struct rcoll_liveness *liveness;           /* dead ranks learnt off the transports (liveness.h) */
     /* matching */
     rcoll_list_t          posted_recvs;        /* eager recvs, rndv recvs awaiting FIN or RTS */

@@ -233,7 +233,9 @@ static void start_put(rcoll_p2p_op_t *op, const rcoll_wire_hdr_t *rtr, const voi
     if (st != RCOLL_OK) {
         op->task->inflight_tl--;
         op_fail(op, st, "could not start the RDMA write");
+        return;
     }
+    RCOLL_FAULT_AT(op->task->ctx, RCOLL_FAULT_RNDV, 0);
 }
 
 static rcoll_p2p_op_t *new_op(rcoll_task_t *task, rcoll_p2p_kind_t kind, int peer, uint32_t step,
@@ -369,7 +371,9 @@ static void send_rts(rcoll_p2p_op_t *op)
     }
     if (st != RCOLL_OK) {
         op_fail(op, st, "could not advertise the send buffer (RTS)");
+        return;
     }
+    RCOLL_FAULT_AT(ctx, RCOLL_FAULT_RNDV, 0);      /* the receiver's get reads a dead rank */
 }
 
 static void get_done(rcoll_tl_completion_t *comp, rcoll_status_t st)

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "coll_comm.h"
+#include "fault_hook.h"
 
 #define RCOLL__SHM_LINE      64
 #define RCOLL__SHM_NBUF      4            /* pipeline depth (chunk buffers) */

@@ -97,6 +97,7 @@ static rcoll_status_t setup_step(rcoll_task_t *task, rcoll__shm_op_t *op)
     case ST_SETUP:
         if (sh->me == 0) {
             rcoll__shm_segment_create(comm, sh);
+            RCOLL_FAULT_AT(task->ctx, RCOLL_FAULT_SHM_SETUP, (unsigned long)comm->is_world);
             op->stage = ST_NAME_SEND;
             return RCOLL_INPROGRESS;
         }
@@ -145,6 +146,7 @@ static rcoll_status_t setup_step(rcoll_task_t *task, rcoll__shm_op_t *op)
             return RCOLL_OK;
         }
         sh->my_ok = rcoll__shm_segment_attach(comm, sh) == RCOLL_OK;
+        RCOLL_FAULT_AT(task->ctx, RCOLL_FAULT_SHM_SETUP, (unsigned long)comm->is_world);
         st = rcoll_task_send(task, 0, STEP_STATUS, &sh->my_ok, 1);
         if (st == RCOLL_OK) {
             st = rcoll_task_recv(task, 0, STEP_VERDICT, &sh->verdict, 1);

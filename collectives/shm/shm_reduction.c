@@ -163,6 +163,7 @@ static int stage_reduce(rcoll_task_t *task, void *state)
 #undef SRC
     rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->res_ready, &sh->res_ready[me], g);
     S->pipe.done[1]++;
+    RCOLL_FAULT_AT(task->ctx, RCOLL_FAULT_PIPELINE, S->pipe.done[1]);
     if (S->root >= 0 && me != S->root) {
         /* reduce: only the root copies results out; this rank is through */
         rcoll__shm_out_done(sh, g);

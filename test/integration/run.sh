@@ -4,7 +4,7 @@
 #
 #   test/integration/run.sh [--launcher rcollrun|mpirun|srun] [--ranks "1 2 3 4 5 8"]
 #                           [--quick] [--label NAME]
-#                           [--only "coll comm group nb timeout mismatch late wedge where shmleft dead flood oob"]
+#                           [--only "coll comm group nb timeout mismatch late wedge where shmleft dead flood faults oob"]
 #                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
 #                           [--nodes "SPEC..."] [--srun-nodes "SPEC..."]
 #
@@ -40,6 +40,12 @@
 #               4 MiB, over shm, UCX_TLS=sm,self and UCX_TLS=tcp,self unless
 #               UCX_TLS, RCOLL_TRANSPORT=verbs or --nodes is set; over tcp
 #               16 KiB instead of 4 MiB, see dead_checks),
+#               faults (fault_matrix.sh: the fault matrix, RCOLL_FAULT kills; under
+#               rcollrun, not with --nodes, at N = 4: ranks 0, 2 and 3 at every
+#               point over shm, UCX posix and UCX tcp, ~30 s; under mpirun at
+#               N = 4 and srun at N >= 3, rank N/2 at pipeline (shm, one node
+#               only) and rndv (UCX tcp): the launcher ends the job, nothing
+#               hangs; docs/reliability.md "Fault matrix"),
 #               oob (oob_threads: 4 threads with rcoll_init_oob contexts in
 #               one process, started once without the launcher), auth
 #               (auth_check: forged and replayed UCX messages from a worker
@@ -77,7 +83,7 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout mismatch late wedge where shmleft dead flood oob auth shrink"
+only="coll comm group nb node timeout mismatch late wedge where shmleft dead flood faults oob auth shrink"
 coll_args=()
 limit_override=""
 
@@ -259,6 +265,7 @@ run_set() {
     if wants flood && { [ "$n" = 2 ] || [ "$n" = 3 ]; }; then
         flood_checks "$n"
     fi
+    wants faults && fault_checks "$n"
     return 0
 }
 
@@ -335,6 +342,32 @@ dead_one() {
         printf 'FAIL %s dead_check %s %s B n=%s%s (%s s): %s; log %s\n' "$label" "$mode" "$bytes" \
             "$n" "${node_arg:+ nodes=$node_arg}" "$secs" "$why" "$log"
         grep -E 'FAIL|rcollrun:|failed' "$log" | tail -n 15 | sed 's/^/     | /'
+        failed=$((failed + 1))
+    fi
+}
+
+# fault_checks N: the fault matrix (fault_matrix.sh), in full under rcollrun
+# on one node at N = 4; the reduced set under mpirun (N = 4) and srun (N >= 3).
+fault_checks() {
+    local n=$1 cells="shm:pipeline ucx-tcp:rndv" log rc
+    case "$launcher" in
+    rcollrun) [ "$n" = 4 ] && [ -z "$node_arg" ] || return 0
+              set -- ;;
+    mpirun)   [ "$n" = 4 ] || return 0
+              set -- --victims 2 --cells "$cells" ;;
+    srun)     [ "$n" -ge 3 ] || return 0
+              # the shm pipeline needs the world on one node
+              [ -n "$node_arg" ] && [ "$node_arg" != 1 ] && cells=ucx-tcp:rndv
+              set -- --victims $((n / 2)) --cells "$cells" ;;
+    esac
+    log="$logdir/fault_matrix-$launcher-n$n${node_arg:+-nodes$node_arg}.log"
+    SRUN_NODES=$node_arg "$here/fault_matrix.sh" --launcher "$launcher" -n "$n" "$@" > "$log" 2>&1
+    rc=$?
+    grep -E '^(ok|FAIL|skip) |^     \|' "$log" | sed "s/ faults / $label faults /"
+    passed=$((passed + $(grep -c '^ok ' "$log")))
+    failed=$((failed + $(grep -c '^FAIL ' "$log")))
+    if [ "$rc" != 0 ] && ! grep -q '^FAIL ' "$log"; then
+        printf 'FAIL %s fault_matrix.sh n=%s: exit status %s; log %s\n' "$label" "$n" "$rc" "$log"
         failed=$((failed + 1))
     fi
 }

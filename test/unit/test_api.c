@@ -184,6 +184,11 @@ static int child_init_bad_config(void)
         {"RCOLL_SEGMENT_SIZE=0", NULL}, {"RCOLL_SEGMENT_SIZE=16g", NULL},
         {"RCOLL_IB_GID_INDEX=256", NULL}, {"RCOLL_IB_GID_INDEX=-2", NULL},
         {"RCOLL_SPIN_COUNT=2000000000", NULL}, {"RCOLL_RCACHE_MAX=2000g", NULL},
+        /* RCOLL_FAULT (src/fault.c): a singleton has only world rank 0 */
+        {"RCOLL_FAULT=1:fence", NULL}, {"RCOLL_FAULT=-1:fence", NULL}, {"RCOLL_FAULT=fence", NULL},
+        {"RCOLL_FAULT=0:bogus", NULL}, {"RCOLL_FAULT=0:fence:2", NULL},
+        {"RCOLL_FAULT=0:pipeline:0", NULL}, {"RCOLL_FAULT=0:rndv:1000001", NULL},
+        {"RCOLL_FAULT=0:rndv:3x", NULL},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         rcoll_context_t *ctx = SENTINEL_CTX;
@@ -208,6 +213,27 @@ static void test_init_bad_config(void **state)
 {
     (void)state;
     assert_int_equal(in_child(child_init_bad_config), 0);
+}
+
+/* RCOLL_FAULT=0:finalize: the singleton kills itself in rcoll_finalize;
+ * a valid setting whose point never comes changes nothing. */
+static int child_fault_finalize(void)
+{
+    unset_launch_env();
+    const char *const later[] = {"RCOLL_FAULT=0:pipeline:1000000", NULL};
+    rcoll_context_t *ctx = NULL;
+    CHILD_EXPECT(rcoll_init(later, &ctx) == RCOLL_OK, 10);
+    CHILD_EXPECT(rcoll_finalize(ctx) == RCOLL_OK, 11);
+    const char *const now[] = {"RCOLL_FAULT=0:finalize", NULL};
+    CHILD_EXPECT(rcoll_init(now, &ctx) == RCOLL_OK, 12);
+    rcoll_finalize(ctx);
+    return 13;                  /* still alive: the hook did not fire */
+}
+
+static void test_fault_finalize(void **state)
+{
+    (void)state;
+    assert_int_equal(in_child(child_fault_finalize), 100 + SIGKILL);
 }
 
 /* The values at the ends of each range are accepted; the refusal of one
@@ -825,6 +851,7 @@ int main(void)
         cmocka_unit_test(test_config_set),
         cmocka_unit_test(test_count_zero),
         cmocka_unit_test(test_singleton_copies),
+        cmocka_unit_test(test_fault_finalize),
         cmocka_unit_test(test_singleton_comms),
     };
     /* validation failures are logged at error level: keep the output short */
