@@ -49,11 +49,14 @@ static const struct {
     const char *backend, *name;
     int         same_node_shm;     /* 1: only with both ranks on one node and UCX shm on */
     int         issue;
+    int         either;            /* 1: not guaranteed either way: a pass is no XPASS */
     const char *why;
 } xfails[] = {
-    { "ucx", "dead_peer", 1, 14,
+    { "ucx", "dead_peer", 1, 14, 1,
       "same-node endpoints have UCX peer-failure handling (MM_ERROR_HANDLING), but UCX 1.13's "
-      "shared-memory keepalive does not report a dead peer within 30 s" },
+      "shared-memory keepalive mostly does not report a dead peer within 30 s (sometimes it "
+      "does: either outcome is accepted; rcoll's own liveness checks cover it, "
+      "docs/reliability.md)" },
 };
 
 /* The backend's capabilities, asked of an instance opened in a child
@@ -246,6 +249,10 @@ int main(int argc, char **argv)
         } else if (failed) {
             printf("XFAIL %s: %s (issue %d: %s) (%.1f s)%s%s\n", label, cases[c].name,
                    xfails[x].issue, xfails[x].why, t, how[0] ? ": " : "", how);
+            pass++;
+        } else if (xfails[x].either) {
+            printf("PASS %s: %s (%.1f s; not guaranteed: %s)\n", label, cases[c].name, t,
+                   xfails[x].why);
             pass++;
         } else {
             printf("XPASS %s: %s passed but is marked expected-fail (issue %d): the fix has "
