@@ -31,6 +31,16 @@ static const rcoll_config_entry_t core_table[] = {
     { "SHM", "1", "Let the selector choose the shared-memory algorithms (shm) for communicators "
       "whose ranks share one node; forcing RCOLL_<COLL>_ALGORITHM=shm uses them regardless",
       RCOLL_CONFIG_BOOL, F(shm), NULL, 0, .match = RCOLL_CONFIG_MATCH_VALUE },
+    { "LIVENESS", "all", "Diagnostic: how dead ranks are learnt. all (the launcher's events, "
+      "this node's processes and the transports) or transport (only the transports' errors and "
+      "probes, as for ranks the launcher and the node cannot tell about; for tests)",
+      RCOLL_CONFIG_ENUM, F(liveness), "all|transport", 0 },
+    { "PROBE_S", "2", "A wait that has made no progress for this many seconds probes the "
+      "peers of its collective through the transport (verbs: a credit RDMA WRITE, UCX: an "
+      "endpoint flush), repeated every as many seconds, so that a dead peer the transport "
+      "alone would not report (a receiver on Soft-RoCE) errors; 0 never probes. Runs from the "
+      "deadline check, never on the per-collective path",
+      RCOLL_CONFIG_DOUBLE, F(probe_s), NULL, 1, .min = 0, .max = 1e6 },
     { NULL }
 };
 
