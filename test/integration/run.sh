@@ -275,9 +275,15 @@ dead_checks() {
     if [ "${RCOLL_SHM:-1}" = 0 ] && [ -z "$node_arg" ] &&
        { [ -n "${UCX_TLS:-}" ] || [ "${RCOLL_TRANSPORT:-auto}" = verbs ]; }; then
         [ "$n" = 3 ] || return 0
+        # UCX has no probe (its small sends to a dead rc_verbs peer did not
+        # fail in 50 s): its keepalive over ud_verbs reports the death after
+        # UCX_KEEPALIVE_INTERVAL + UCX_UD_TIMEOUT (20 + 30 s by default), made
+        # 10 + 5 s here to fit the bound (docs/reliability.md, "Dead ranks").
+        local ucx_ka=""
+        [ -z "${UCX_TLS:-}" ] || ucx_ka="UCX_KEEPALIVE_INTERVAL=10s UCX_UD_TIMEOUT=5s"
         dead_one "$n" net "RCOLL_SHM=0" 8
         for b in 8 65536; do
-            dead_one "$n" transport "RCOLL_SHM=0 RCOLL_LIVENESS=transport" "$b"
+            dead_one "$n" transport "RCOLL_SHM=0 RCOLL_LIVENESS=transport $ucx_ka" "$b"
         done
         return
     fi

@@ -39,7 +39,6 @@
 
 #define UCX_AM_ID        7
 #define UCX_MAGIC        0x72636f6cu      /* "rcol" */
-#define UCX_PROBE_MAGIC  0x72636f70u      /* "rcop": probe_peer's message, dropped once checked */
 #define UCX_TL_HDR       24
 #define UCX_MAC_OFF      8                /* the mac covers the bytes from here */
 #define UCX_BOUNCE_COUNT 128
@@ -163,7 +162,7 @@ static ucs_status_t am_cb(void *arg, const void *header, size_t header_length, v
         return UCS_OK;
     }
     const uint8_t *d = data;
-    if (length < UCX_TL_HDR || (get32(d + 12) != UCX_MAGIC && get32(d + 12) != UCX_PROBE_MAGIC)) {
+    if (length < UCX_TL_HDR || get32(d + 12) != UCX_MAGIC) {
         rcoll__auth_reject(&tl->rejects, "ucx: dropping a malformed message of %zu bytes", length);
         return UCS_OK;
     }
@@ -185,9 +184,6 @@ static ucs_status_t am_cb(void *arg, const void *header, size_t header_length, v
                            "%llu, latest %llu)", src, (unsigned long long)seq,
                            (unsigned long long)a->rx_win.top);
         return UCS_OK;
-    }
-    if (get32(d + 12) == UCX_PROBE_MAGIC) {
-        return UCS_OK;          /* a probe (ucx_probe_peer): it only had to arrive */
     }
     tl->cb.recv(tl->cb.arg, (int)src, (const uint8_t *)data + UCX_TL_HDR, length - UCX_TL_HDR);
     return UCS_OK;
@@ -409,35 +405,8 @@ static void send_cb(void *request, ucs_status_t status, void *user_data)
     ucp_request_free(request);
 }
 
-static inline __attribute__((always_inline)) rcoll_status_t
-am_send(rcoll_tl_t *tl, int peer, uint32_t magic, const void *hdr,
-        size_t hdr_len, const void *data, size_t len);
-
 static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t hdr_len,
                                const void *data, size_t len)
-{
-    return am_send(tl, peer, UCX_MAGIC, hdr, hdr_len, data, len);
-}
-
-/* transport.h's probe_peer: a message of the backend header alone (magic
- * UCX_PROBE_MAGIC, MAC'd and counted like any other; the receiver drops it
- * after its checks).  UCX's endpoints use peer-failure error handling, so
- * when the peer is gone the send's retries run out (rc_verbs:
- * UCX_RC_TIMEOUT x UCX_RC_RETRY_COUNT) and ep_error_cb reports it;
- * ucp_ep_flush_nbx would not do: with nothing outstanding it sends nothing. */
-static void ucx_probe_peer(rcoll_tl_t *tl, int peer)
-{
-    if (peer < 0 || peer >= tl->size || peer == tl->rank || tl->eps[peer] == NULL ||
-        tl->failed[peer]) {
-        return;
-    }
-    rcoll_debug("ucx: probing rank %d (nothing heard for a while)", peer);
-    (void)am_send(tl, peer, UCX_PROBE_MAGIC, NULL, 0, NULL, 0);
-}
-
-static inline __attribute__((always_inline)) rcoll_status_t
-am_send(rcoll_tl_t *tl, int peer, uint32_t magic, const void *hdr,
-        size_t hdr_len, const void *data, size_t len)
 {
     size_t total = UCX_TL_HDR + hdr_len + len;
     if (tl->eps[peer] == NULL) {
@@ -460,11 +429,9 @@ am_send(rcoll_tl_t *tl, int peer, uint32_t magic, const void *hdr,
         return RCOLL_ERR_NO_MEMORY;
     }
     put32(b->data + 8, (uint32_t)tl->rank);
-    put32(b->data + 12, magic);
+    put32(b->data + 12, UCX_MAGIC);
     put64(b->data + 16, ++a->tx_seq);
-    if (hdr_len) {
-        memcpy(b->data + UCX_TL_HDR, hdr, hdr_len);
-    }
+    memcpy(b->data + UCX_TL_HDR, hdr, hdr_len);
     if (len) {
         memcpy(b->data + UCX_TL_HDR + hdr_len, data, len);
     }
@@ -740,5 +707,4 @@ const rcoll_tl_ops_t rcoll_tl_ucx_ops = {
     .progress = ucx_progress,
     .caps = ucx_caps,
     .max_msg_size = ucx_max_msg_size,
-    .probe_peer = ucx_probe_peer,
 };
