@@ -15,11 +15,23 @@ static const rcoll_config_entry_t core_table[] = {
       "set-up, the bootstrap); 0 waits forever. On expiry the call fails with RCOLL_ERR_TIMEOUT "
       "and logs the collective, step and peer",
       RCOLL_CONFIG_DOUBLE, F(timeout), NULL, 1, .min = 0, .max = 1e6 },
+    { "REVOKE_ON_TIMEOUT", "1", "A collective that times out revokes its communicator like one "
+      "whose peer died: every member is told and every later collective on it fails at once "
+      "(until rcoll_comm_shrink). 0: only a dead peer or a transport error revokes, so a rank "
+      "that is merely late leaves the communicator usable",
+      RCOLL_CONFIG_BOOL, F(revoke_on_timeout), NULL, 1 },
     { "EAGER_LIMIT", "16384", "Messages up to this many bytes are copied through pre-registered "
       "buffers (eager); larger ones use rendezvous (RDMA write into the receiver's buffer). "
       "Each rank pre-registers about (ranks x 8-32 + 128) buffers of this size for the verbs "
       "transport",
       RCOLL_CONFIG_SIZE, F(eager_limit), NULL, 0, .min = 0, .max = 1 << 20,
+      .match = RCOLL_CONFIG_MATCH_VALUE },
+    { "UNEXPECTED_MAX", "64m", "Most bytes of eager messages a rank keeps for receives not yet "
+      "posted (unexpected), each counted as its length + 128; split evenly among its peers as "
+      "each one's credit. A sender out of credit with a peer sends only a header and keeps the "
+      "message until the receive is posted and asks for it (one more round trip, no copy), so "
+      "neither side grows past it (docs/protocols.md)",
+      RCOLL_CONFIG_SIZE, F(unexpected_max), NULL, 0, .min = 0, .max = 1099511627776.0,
       .match = RCOLL_CONFIG_MATCH_VALUE },
     { "SPIN_COUNT", "1000", "Idle progress polls before a waiting rank yields the CPU "
       "(sched_yield); lower it when ranks outnumber cores",

@@ -35,6 +35,8 @@ typedef enum {
     RCOLL_P2P_WAIT_RTS,       /* rndv-by-get recv: posted, waiting for the sender's RTS */
     RCOLL_P2P_GETTING,        /* rndv-by-get recv: get in flight */
     RCOLL_P2P_GETTING_VOID,   /* ... and the sender has withdrawn: the data will not count */
+    RCOLL_P2P_WAIT_PULL,      /* eager send held for lack of credit: HOLD sent, waiting for PULL */
+    RCOLL_P2P_PULLING,        /* eager recv: PULL sent for a held message, waiting for its data */
     RCOLL_P2P_DONE
 } rcoll_p2p_state_t;
 
@@ -87,12 +89,23 @@ struct rcoll_context {
     size_t                eager_limit;         /* agreed by all ranks */
     int                  *peer_failed;         /* world rank -> status, 0 if alive */
     int                   nfailed;             /* world ranks marked failed (rcoll_p2p_peer_error_cb) */
+    unsigned char        *peer_exited;         /* world rank -> 1: its process is known to have died
+                                                * (launcher event, this node's pid check), not
+                                                * only that its transport went away */
+    int                   finalizing;          /* in rcoll_finalize's barrier (liveness.c) */
     struct rcoll_liveness *liveness;           /* dead ranks learnt off the transports (liveness.h) */
     /* matching */
     rcoll_list_t          posted_recvs;        /* eager recvs, rndv recvs awaiting FIN or RTS */
     rcoll_list_t          sends_wait_rtr;      /* rndv sends awaiting RTR or DONE */
     rcoll_list_t          unexpected;          /* messages that arrived before their op */
     size_t                unexpected_count;
+    /* flow control of eager messages (p2p_flow.h) */
+    struct rcoll__flow_peer *flow;             /* world rank -> credit state */
+    size_t                flow_share;          /* each peer's credit: RCOLL_UNEXPECTED_MAX / (size - 1) */
+    size_t                flow_return_at;      /* consumed bytes that send a CREDIT: half the share */
+    size_t                unexpected_bytes;    /* charged bytes of the eager copies kept now */
+    size_t                unexpected_peak;     /* ... at most, since init */
+    size_t                unexpected_held;     /* HOLD headers kept now (not charged) */
     /* collectives in flight, oldest first */
     rcoll_list_t          active;
     rcoll_list_t          zombies;             /* failed tasks with transport work in flight */
@@ -110,6 +123,9 @@ struct rcoll_context {
     uint64_t              job_key;             /* a hash of the bootstrap exchange: the same on every rank */
     struct rcoll_whereis *whereis;             /* the node's table */
     struct rcoll_where_rank *where_me;         /* this rank's entry in it (never NULL after init) */
+    /* failure handling (revoke.c): the communicators by id, revoke state,
+     * shrink messages waiting for their agreement; NULL until needed */
+    struct rcoll_ft      *ft;
 };
 
 /* rcoll_ctx_config (coll.h) reads the settings through a cast. */
@@ -171,6 +187,8 @@ void   rcoll_p2p_cancel_task(rcoll_task_t *task);
 const rcoll_p2p_op_t *rcoll_task_first_pending(const rcoll_task_t *task);
 const char *rcoll_p2p_state_name(const rcoll_p2p_op_t *op);
 void   rcoll_p2p_cleanup(rcoll_context_t *ctx);
+rcoll_status_t rcoll__p2p_flow_init(rcoll_context_t *ctx);    /* p2p_flow.c: after peer arrays */
+void   rcoll__p2p_flow_fini(rcoll_context_t *ctx);
 rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, int size,
                                  int *world_ranks, rcoll_comm_t **out);
 void   rcoll_comm_destroy(rcoll_comm_t *comm);
@@ -190,5 +208,25 @@ uint64_t rcoll__comm_group_key(uint64_t parent_id, int tag, const int *ranks, in
 void   rcoll_task_fail(rcoll_task_t *task, rcoll_status_t st);
 rcoll_status_t rcoll_task_post_alg(rcoll_comm_t *comm, const rcoll_coll_args_t *args,
                                    const rcoll_alg_t *alg, rcoll_task_t **out);
+
+/* ---- failure handling (revoke.c, comm_shrink.c; docs/reliability.md) ---- */
+struct rcoll_wire_hdr;                                   /* wire.h */
+/* Know comm by its id (rcoll_comm_create / rcoll_comm_destroy); free all at finalize. */
+rcoll_status_t rcoll__ft_comm_add(rcoll_comm_t *comm);
+void   rcoll__ft_comm_del(rcoll_comm_t *comm);
+void   rcoll__ft_fini(rcoll_context_t *ctx);
+/* task failed with st: revoke its communicator if st says a peer died or
+ * did not answer (off the per-collective path: task.c calls it on errors). */
+void   rcoll__revoke_on_failure(rcoll_task_t *task, rcoll_status_t st);
+/* Revoke comm locally with st and tell its reachable members; no-op if revoked. */
+void   rcoll__revoke(rcoll_comm_t *comm, rcoll_status_t st, int failed_wrank);
+/* End every running collective on the revoked comm with its error. */
+void   rcoll__revoke_fail_tasks(rcoll_comm_t *comm);
+/* The messages (p2p.c dispatches them; validated as hostile input). */
+void   rcoll__revoke_recv(rcoll_context_t *ctx, int wpeer, const struct rcoll_wire_hdr *h);
+void   rcoll__shrink_recv(rcoll_context_t *ctx, int wpeer, const struct rcoll_wire_hdr *h,
+                          const void *body, size_t body_len);
+/* 1 if comm rank r of comm is known to have failed (ctx->peer_failed, or named in a revoke). */
+int    rcoll__comm_rank_failed(const rcoll_comm_t *comm, int r);
 
 #endif

@@ -4,7 +4,7 @@
 #
 #   test/integration/run.sh [--launcher rcollrun|mpirun|srun] [--ranks "1 2 3 4 5 8"]
 #                           [--quick] [--label NAME]
-#                           [--only "coll comm group nb timeout mismatch late wedge where dead oob"]
+#                           [--only "coll comm group nb timeout mismatch late wedge where shmleft dead flood oob"]
 #                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
 #                           [--nodes "SPEC..."] [--srun-nodes "SPEC..."]
 #                           [--dead-bound SECONDS]
@@ -23,7 +23,13 @@
 #               posix, cma,tcp and tcp unless UCX_TLS is set),
 #               mismatch (mismatch_check, then mismatch_check --no-shm, for
 #               N >= 2), wedge (wedge_check, for N >= 2: its 512 MiB queued
-#               case only at N = 2), where (where_check, for N = 2 and N >= 8),
+#               case only at N = 2), where (where_check, for N = 2 and N >= 8;
+#               under --nodes or --srun-nodes every rank's report must also
+#               name the ranks of other nodes: none may be "not visible"),
+#               flood (flood_check, for N = 2 and 3: a root 10000 16 KiB
+#               bcasts ahead stays within RCOLL_UNEXPECTED_MAX on every rank;
+#               16 MiB at N = 2, the default with 20000 at N = 3; over UCX once per
+#               UCX_TLS of sm and tcp unless UCX_TLS is set),
 #               shmleft (shm_leftover.sh N, rcollrun only, N = 2, 3, >= 8, not with
 #               --nodes: ranks SIGKILLed during and after the shm set-up
 #               leave no rcoll file in a private /dev/shm; and with a 1 MiB
@@ -42,7 +48,9 @@
 #               oob (oob_threads: 4 threads with rcoll_init_oob contexts in
 #               one process, started once without the launcher), auth
 #               (auth_check: forged and replayed UCX messages from a worker
-#               outside the job are dropped, once, without the launcher); default all
+#               outside the job are dropped, once, without the launcher), shrink
+#               (shrink_check kill, kill2 and stop, once, at 6 ranks under
+#               rcollrun --enable-recovery; rcollrun only); default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
 #   --dead-bound  dead_check's bound in seconds (default 5; the soft-RDMA
@@ -76,14 +84,14 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout mismatch late wedge where shmleft dead oob auth"
+only="coll comm group nb node timeout mismatch late wedge where shmleft dead flood oob auth shrink"
 coll_args=()
 limit_override=""
 dead_bound=5
 
 nodes=""
 srun_nodes=""
-usage() { sed -n '2,61p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,69p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -257,7 +265,27 @@ run_set() {
     if wants dead && [ "$n" -ge 3 ] && [ "$launcher" = rcollrun ]; then
         dead_checks "$n"
     fi
+    if wants flood && { [ "$n" = 2 ] || [ "$n" = 3 ]; }; then
+        flood_checks "$n"
+    fi
     return 0
+}
+
+# flood_checks N: flood_check (bounded unexpected-message memory) over UCX's
+# shared-memory and tcp transports, or once under the transport and UCX_TLS
+# the caller chose.  N = 2 with a 16 MiB bound; N = 3 with the default (64
+# MiB, so 20000 bcasts: 312 MiB unbounded, well above 64 MiB + the slack).
+flood_checks() {
+    local n=$1 tls args=(--count 20000)
+    [ "$n" = 2 ] && args=(--max 16m)
+    if [ -n "${UCX_TLS:-}" ] || [ "${RCOLL_TRANSPORT:-auto}" = verbs ]; then
+        run_one "flood_check${args[*]:+ ${args[*]}}" "$n" 120 "$here/flood_check" "${args[@]}"
+        return
+    fi
+    for tls in sm tcp; do
+        UCX_TLS=$tls run_one "flood_check${args[*]:+ ${args[*]}} UCX_TLS=$tls" "$n" 120 \
+            "$here/flood_check" "${args[@]}"
+    done
 }
 
 # dead_checks N: dead_check in each mode (shm; UCX shared memory and tcp
@@ -425,6 +453,38 @@ else
     done
     node_arg=""
 fi
+# shrink_case MODE WANT_RC WANT_OK: shrink_check MODE at 6 ranks under
+# rcollrun --enable-recovery must exit WANT_RC (128+9: the SIGKILLed rank's
+# status) with WANT_OK ranks reporting ok, no FAIL, and rcollrun naming the
+# killed rank on one line.
+shrink_case() {
+    local mode=$1 want_rc=$2 want_ok=$3 log rc nok t0 secs
+    log="$logdir/shrink_check_$mode-n6.log"
+    t0=$(date +%s)
+    cmd=("$top/tools/rcollrun/rcollrun" --enable-recovery -n 6 --timeout 100 --
+         "$here/shrink_check" "$mode")
+    echo "+ ${cmd[*]}" > "$log"
+    timeout --kill-after=10 120 "${cmd[@]}" >> "$log" 2>&1 < /dev/null
+    rc=$?
+    secs=$(( $(date +%s) - t0 ))
+    nok=$(grep -c '^shrink_check rank [0-9]*: ok' "$log")
+    if [ "$rc" = "$want_rc" ] && [ "$nok" = "$want_ok" ] && ! grep -q '^FAIL' "$log" &&
+       { [ "$mode" = stop ] || grep -q '^rcollrun: rank 2 .*killed by signal 9.*go on' "$log"; }; then
+        printf 'ok   %s shrink_check %s n=6 (%s s)\n' "$label" "$mode" "$secs"
+        passed=$((passed + 1))
+    else
+        printf 'FAIL %s shrink_check %s n=6 (%s s): exit status %s (want %s), %s ranks ok (want %s); log %s\n' \
+            "$label" "$mode" "$secs" "$rc" "$want_rc" "$nok" "$want_ok" "$log"
+        tail -n 25 "$log" | sed 's/^/     | /'
+        failed=$((failed + 1))
+    fi
+}
+if wants shrink && [ "$launcher" = rcollrun ] && [ -z "$nodes" ]; then
+    shrink_case kill 137 5
+    shrink_case kill2 137 4
+    shrink_case stop 0 6
+fi
+
 # threads with their own contexts in one process: no launcher, run once
 wants oob && run_one "oob_threads${qflag[*]:+ ${qflag[*]}}" 0 300 "$here/oob_threads" "${qflag[@]}"
 wants auth && run_one "auth_check" 0 120 "$here/auth_check"
