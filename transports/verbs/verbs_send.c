@@ -175,8 +175,9 @@ void rcoll__verbs_credit_return(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
  * no change; a dead peer's QP is gone and the WRITE ends with
  * IBV_WC_RETRY_EXC_ERR once the retries run out (QP_TIMEOUT, QP_RETRY in
  * verbs_qp.c), or flushes once rdma_cm saw the connection go: either way
- * wc_error() -> peer_error.  Nothing when work is outstanding already (its
- * completion tells the same) or no connection exists. */
+ * wc_error() -> peer_error.  Nothing while a credit WRITE is in flight
+ * (its completion tells the same), the send queue is full, or no
+ * connection exists. */
 void rcoll__verbs_probe_peer(rcoll_tl_t *tl, int peer)
 {
     struct ibv_send_wr wr, *bad = NULL;
