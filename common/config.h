@@ -44,6 +44,9 @@ typedef struct rcoll_config {
     /* shared memory */
     int      shm;                  /* RCOLL_SHM: 0/1 */
     char     fault[RCOLL_CONFIG_STR_MAX];       /* RCOLL_FAULT: test-only kill point (fault_hook.h) */
+    /* dead ranks (src/liveness.c) */
+    char     liveness[RCOLL_CONFIG_STR_MAX];    /* RCOLL_LIVENESS: all|transport */
+    double   probe_s;              /* RCOLL_PROBE_S: probe a silent peer after; 0 = never */
     /* the MPI drop-in layer (mpi/) reads these itself */
     int      mpi;                  /* RCOLL_MPI: 0/1 */
     int      mpi_report;           /* RCOLL_MPI_REPORT: 0/1 */

@@ -51,6 +51,17 @@ static const rcoll_config_entry_t core_table[] = {
       "or finalize (before rcoll_finalize's barrier); empty: none. The rank must be in the job, "
       "n 1 to 1000000 (docs/reliability.md, Fault matrix)",
       RCOLL_CONFIG_STRING, F(fault), NULL, 0 },
+    { "LIVENESS", "all", "Diagnostic: how dead ranks are learnt. all (the launcher's events, "
+      "this node's processes and the transports) or transport (only the transports' errors and "
+      "probes, as for ranks the launcher and the node cannot tell about; for tests)",
+      RCOLL_CONFIG_ENUM, F(liveness), "all|transport", 0 },
+    { "PROBE_S", "2", "A wait that has made no progress for this many seconds (RCOLL_TIMEOUT "
+      "> 0) probes the other members of its communicator through the transport, again every "
+      "as many seconds, so that a dead peer the transport alone would not report (a receiver "
+      "on Soft-RoCE) errors: verbs writes a credit slot again (the RDMA WRITE changes nothing); "
+      "UCX has no probe (its keepalive reports). 0 never probes. Runs from the deadline check, never on the "
+      "per-collective path",
+      RCOLL_CONFIG_DOUBLE, F(probe_s), NULL, 1, .min = 0, .max = 1e6 },
     { NULL }
 };
 

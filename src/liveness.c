@@ -47,6 +47,7 @@ typedef struct {
 struct rcoll_liveness {
     _Atomic(death_t *) inbox;
     double     next_look;    /* when to look at the node's processes again */
+    double     next_probe;   /* when the peers of a silent wait may be probed again */
     int        nwatch;       /* -1 until the first look */
     watched_t *watch;
     struct pollfd *pfd;
@@ -217,10 +218,42 @@ static void fail_task(rcoll_task_t *task, int q, int wr)
     rcoll_task_fail(task, ctx->peer_failed[wr]);
 }
 
+/* RCOLL_LIVENESS=transport: the launcher's events and the node's processes
+ * are ignored, as for ranks that neither can tell about (a diagnostic). */
+static int transport_only(const rcoll_context_t *ctx)
+{
+    return ctx->config.liveness[0] == 't';
+}
+
+/* A wait that has seen no progress for RCOLL_PROBE_S: ask the transport of
+ * each other live member of its communicator to probe it (transport.h,
+ * probe_peer), at most once per RCOLL_PROBE_S per context.  Every member,
+ * not only the one waited for: a rank waiting on a live neighbour that
+ * itself waits on the dead one must learn of the death too. */
+static void probe_silent(rcoll_task_t *task, rcoll_liveness_t *lv, double now)
+{
+    rcoll_context_t *ctx = task->ctx;
+    double every = ctx->config.probe_s;
+    if (every <= 0 || task->last_progress == 0 || now - task->last_progress < every ||
+        now < lv->next_probe) {
+        return;
+    }
+    lv->next_probe = now + every;
+    const rcoll_comm_t *comm = task->comm;
+    for (int q = 0; q < comm->size; q++) {
+        int wr = comm->world_ranks[q];
+        if (wr == ctx->rank || ctx->peer_failed[wr] != RCOLL_OK || ctx->peer_ops[wr] == NULL ||
+            ctx->peer_ops[wr]->probe_peer == NULL || ctx->peer_tl[wr] == NULL) {
+            continue;
+        }
+        ctx->peer_ops[wr]->probe_peer(ctx->peer_tl[wr], wr);
+    }
+}
+
 int rcoll_liveness_gone(rcoll_context_t *ctx, int wrank)
 {
     rcoll_liveness_t *lv = ctx->liveness;
-    if (lv == NULL) {
+    if (lv == NULL || transport_only(ctx)) {
         return 0;
     }
     /* Only this thread frees the inbox's entries: walking it is safe. */
@@ -296,14 +329,17 @@ int rcoll_liveness_check(rcoll_task_t *task, double now)
     if (lv == NULL || ctx->size < 2) {
         return 0;
     }
-    if (atomic_load_explicit(&lv->inbox, memory_order_relaxed) != NULL) {
-        take_reports(ctx, lv);
-    }
-    if (now >= lv->next_look) {
-        lv->next_look = now + RCOLL_LIVENESS_PERIOD_S;
-        look(ctx, lv);
+    if (!transport_only(ctx)) {
+        if (atomic_load_explicit(&lv->inbox, memory_order_relaxed) != NULL) {
+            take_reports(ctx, lv);
+        }
+        if (now >= lv->next_look) {
+            lv->next_look = now + RCOLL_LIVENESS_PERIOD_S;
+            look(ctx, lv);
+        }
     }
     if (ctx->nfailed == 0 || task->done) {     /* also what the transports reported */
+        probe_silent(task, lv, now);
         return 0;
     }
     const rcoll_comm_t *comm = task->comm;

@@ -8,7 +8,14 @@
  *    handed over through a lock-free inbox that the waiting rank drains;
  *  - the processes of this node's ranks (their pids from the whereis table):
  *    a pidfd that turns readable, or kill(pid, 0) == ESRCH;
- *  - the transports' own peer errors (they call the callback directly).
+ *  - the transports' own peer errors (they call the callback directly),
+ *    helped by a probe: a wait with no progress for RCOLL_PROBE_S asks the
+ *    transport of every other member of its communicator to post something
+ *    small that errors if that member is gone (probe_peer, transport.h; a
+ *    Soft-RoCE receiver otherwise never learns that its sender died).
+ *
+ * RCOLL_LIVENESS=transport (a diagnostic) ignores the first two sources, as
+ * for ranks of other nodes that neither can tell about.
  *
  * All of it runs off the per-collective path, from the deadline check
  * (rcoll_task_check_deadline: a wait that has polled idly 64 times, or

@@ -137,6 +137,13 @@ typedef struct rcoll_tl_ops {
     /* Capabilities (RCOLL_TL_CAP_*) and the largest hdr+payload send() takes. */
     unsigned       (*caps)(rcoll_tl_t *tl);
     size_t         (*max_msg_size)(rcoll_tl_t *tl);
+    /* Optional: make sure the transport will learn whether `peer` is still
+     * there, for a wait that hears nothing from it (a receiver is told of
+     * nothing on Soft-RoCE): post something small that errors, through
+     * peer_error(), if the peer is gone; it may skip a peer with work
+     * outstanding (whose completion tells the same) or no connection.  Never blocks; off the hot path
+     * (the deadline check, every RCOLL_PROBE_S of no progress). */
+    void           (*probe_peer)(rcoll_tl_t *tl, int peer);
 } rcoll_tl_ops_t;
 
 /* Backends, listed explicitly in one place (transports/transport.c). */

@@ -2,7 +2,7 @@
  * dead_check - a rank that dies is named within 5 s (issue 14 item 1).
  *
  *   RCOLLRUN_KEEP_GOING=1 rcollrun -n 4 test/integration/dead_check [--bytes B] [--after N]
- *                                  [--stamp FILE] [-v] [--no-capture]
+ *                                  [--stamp FILE] [--bound S] [-v] [--no-capture]
  *
  * RCOLL_TIMEOUT is given to rcoll_init as 300 (the default), so no deadline
  * can be what ends the wait.  Every rank runs allreduces of B bytes (default
@@ -12,9 +12,13 @@
  * it (its first messages or shared-memory slot written), and SIGKILLs itself.
  * Each survivor must then see its N-th allreduce return RCOLL_ERR_PEER_FAILED
  * (or, where the victim delivered its part before the kill, succeed with the
- * right result, and the next one fail so) within 5 s of the death (from FILE; without it, of its own entry), its log
+ * right result, and the next one fail so) within S s (--bound, default 5)
+ * of the death (from FILE; without it, of its own entry), its log
  * (stderr, captured) must name world rank 2, and a later allreduce on the
- * world must also return RCOLL_ERR_PEER_FAILED within 5 s.  Each survivor
+ * world must also return RCOLL_ERR_PEER_FAILED within S s.  In the
+ * soft-RDMA guest S is 30 (the emulated machine is 10-25x slower, and with
+ * RCOLL_LIVENESS=transport a Soft-RoCE receiver learns of the death from a
+ * probe's retries: docs/reliability.md).  Each survivor
  * prints "dead_check: rank R ok: ..." with the times measured, or FAIL lines,
  * then waits for the others to get there (files FILE.done.R) and exits 0
  * only if all held.  rcollrun must let the survivors run on after
@@ -34,8 +38,7 @@
 #include "rcoll.h"
 #include "check_common.h"
 
-#define BOUND_S 5.0
-
+static double bound_s = 5.0;     /* --bound: 5 s on the host, more in the emulated guest */
 static int wrank, wsize, verbose, no_capture;
 static long nfail;
 
@@ -159,13 +162,15 @@ int main(int argc, char **argv)
             after = atoi(argv[++i]);
         else if (strcmp(argv[i], "--stamp") == 0 && i + 1 < argc)
             stamp = argv[++i];
+        else if (strcmp(argv[i], "--bound") == 0 && i + 1 < argc)
+            bound_s = atof(argv[++i]);
         else if (strcmp(argv[i], "-v") == 0)
             verbose = 1;
         else if (strcmp(argv[i], "--no-capture") == 0)
             no_capture = 1;
         else {
-            fprintf(stderr, "usage: dead_check [--bytes B] [--after N] [--stamp FILE] [-v] "
-                    "[--no-capture]\n");
+            fprintf(stderr, "usage: dead_check [--bytes B] [--after N] [--stamp FILE] [--bound S] "
+                    "[-v] [--no-capture]\n");
             return 2;
         }
     }
@@ -246,14 +251,14 @@ int main(int argc, char **argv)
         FAILF("the allreduce %s returned %s, expected %s",
               completed ? "after the one the victim died in" : "the victim died in",
               rcoll_strerror(st), rcoll_strerror(RCOLL_ERR_PEER_FAILED));
-    if (took > BOUND_S)
-        FAILF("it returned %.3f s after the death: more than %.0f s", took, BOUND_S);
+    if (took > bound_s)
+        FAILF("it returned %.3f s after the death: more than %.0f s", took, bound_s);
     if (!no_capture && strstr(log, wname) == NULL && strstr(log, name) == NULL)
         FAILF("the log does not name %s:\n%s", wname, log);
     if (st2 != RCOLL_ERR_PEER_FAILED)
         FAILF("the allreduce after it returned %s, expected %s", rcoll_strerror(st2),
               rcoll_strerror(RCOLL_ERR_PEER_FAILED));
-    if (t_later > BOUND_S)
+    if (t_later > bound_s)
         FAILF("the allreduce after it took %.3f s", t_later);
     if (nfail == 0)
         printf("dead_check: rank %d ok: %s%s after %.3f s (from %s), the next allreduce %s after "

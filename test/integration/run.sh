@@ -7,6 +7,7 @@
 #                           [--only "coll comm group nb timeout mismatch late wedge where shmleft dead flood faults oob"]
 #                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
 #                           [--nodes "SPEC..."] [--srun-nodes "SPEC..."]
+#                           [--dead-bound SECONDS]
 #
 #   --launcher  rcollrun (default): tools/rcollrun/rcollrun -n N
 #               mpirun: Open MPI's mpirun --allow-run-as-root --oversubscribe -n N
@@ -39,7 +40,11 @@
 #               survivor gets RCOLL_ERR_PEER_FAILED within 5 s naming it; 8 B and
 #               4 MiB, over shm, UCX_TLS=sm,self and UCX_TLS=tcp,self unless
 #               UCX_TLS, RCOLL_TRANSPORT=verbs or --nodes is set; over tcp
-#               16 KiB instead of 4 MiB, see dead_checks),
+#               16 KiB instead of 4 MiB, see dead_checks; with RCOLL_SHM=0
+#               and RCOLL_TRANSPORT=verbs or UCX_TLS set, the soft-RDMA
+#               guest's case: N = 3 only, the network only, once with every
+#               source and 8 B, once with RCOLL_LIVENESS=transport, 8 B and
+#               64 KiB),
 #               faults (fault_matrix.sh: the fault matrix, RCOLL_FAULT kills; under
 #               rcollrun, not with --nodes, at N = 4: ranks 0, 2 and 3 at every
 #               point over shm, UCX posix and UCX tcp, ~30 s; under mpirun at
@@ -54,6 +59,8 @@
 #               rcollrun --enable-recovery; rcollrun only); default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
+#   --dead-bound  dead_check's bound in seconds (default 5; the soft-RDMA
+#               guest passes 30: docs/reliability.md, "Dead ranks")
 #   --nodes     emulated nodes (rcollrun only, as root): one launch set per
 #               SPEC, each under rcollrun --nodes.  SPEC: KxP (K nodes of P
 #               ranks), N1,N2,... (ranks per node), or K (K nodes, rank
@@ -86,10 +93,11 @@ label=""
 only="coll comm group nb node timeout mismatch late wedge where shmleft dead flood faults oob auth shrink"
 coll_args=()
 limit_override=""
+dead_bound=5
 
 nodes=""
 srun_nodes=""
-usage() { sed -n '2,62p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,69p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -101,6 +109,7 @@ while [ $# -gt 0 ]; do
     --coll) coll_args+=(--coll "${2:?}"); shift ;;
     --algs) coll_args+=(--algs "${2:?}"); shift ;;
     --timeout) limit_override=${2:?}; shift ;;
+    --dead-bound) dead_bound=${2:?}; shift ;;
     --nodes) nodes=${2:?}; shift ;;
     --srun-nodes) srun_nodes=${2:?}; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -294,6 +303,25 @@ dead_checks() {
     if [ -n "${UCX_TLS:-}" ] || [ "${RCOLL_TRANSPORT:-auto}" = verbs ] || [ -n "$node_arg" ]; then
         modes=("shm:RCOLL_SHM=1" "no-shm:RCOLL_SHM=0")
     fi
+    # The network alone (the soft-RDMA guest: the caller set RCOLL_SHM=0 and
+    # the transport): every source, and only the transport's errors and
+    # probes (RCOLL_LIVENESS=transport), as for a rank on another node.
+    # N = 3 only: a UCX launch costs ~60 s in the guest.
+    if [ "${RCOLL_SHM:-1}" = 0 ] && [ -z "$node_arg" ] &&
+       { [ -n "${UCX_TLS:-}" ] || [ "${RCOLL_TRANSPORT:-auto}" = verbs ]; }; then
+        [ "$n" = 3 ] || return 0
+        # UCX has no probe (its small sends to a dead rc_verbs peer did not
+        # fail in 50 s): its keepalive over ud_verbs reports the death after
+        # UCX_KEEPALIVE_INTERVAL + UCX_UD_TIMEOUT (20 + 30 s by default), made
+        # 10 + 5 s here to fit the bound (docs/reliability.md, "Dead ranks").
+        local ucx_ka=""
+        [ -z "${UCX_TLS:-}" ] || ucx_ka="UCX_KEEPALIVE_INTERVAL=10s UCX_UD_TIMEOUT=5s"
+        dead_one "$n" net "RCOLL_SHM=0" 8
+        for b in 8 65536; do
+            dead_one "$n" transport "RCOLL_SHM=0 RCOLL_LIVENESS=transport $ucx_ka" "$b"
+        done
+        return
+    fi
     for mode in "${modes[@]}"; do
         # Over tcp UCX 1.13 emulates RMA with active messages, and a survivor
         # that serves a get or put the dead rank asked for aborts inside UCX
@@ -316,7 +344,7 @@ dead_one() {
     log="$logdir/dead_check-$mode-$bytes-n$n${node_arg:+-nodes$node_arg}.log"
     stamp=$(mktemp -u "${TMPDIR:-/tmp}/dead_check.XXXXXX")
     limit=${limit_override:-60}
-    launch_cmd "$n" "$here/dead_check" --bytes "$bytes" --stamp "$stamp"
+    launch_cmd "$n" "$here/dead_check" --bytes "$bytes" --stamp "$stamp" --bound "$dead_bound"
     echo "+ $envs RCOLLRUN_KEEP_GOING=1 ${cmd[*]}" > "$log"
     t0=$(date +%s%N)
     env $envs RCOLLRUN_KEEP_GOING=1 timeout --kill-after=10 $((limit + 15)) "${cmd[@]}" >> "$log" 2>&1 < /dev/null

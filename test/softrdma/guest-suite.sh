@@ -194,8 +194,11 @@ project_tests() {
     if [ -x test/integration/run.sh ]; then
         # The emulated CPU is slow: by default ranks 2 and 3 (a power of two and not)
         # and generous per-launch limits; RCOLL_SOFTRDMA_RANKS="2 3 4 5" for the lot.
+        # --dead-bound: a dead rank must be named within 30 s here (5 s on the
+        # host), also with RCOLL_LIVENESS=transport, where a Soft-RoCE receiver
+        # learns of it only from a probe's retries (docs/reliability.md).
         local args=(--launcher rcollrun --quick --ranks "${RCOLL_SOFTRDMA_RANKS:-2 3}"
-                    --timeout "${RCOLL_SOFTRDMA_LAUNCH_TIMEOUT:-900}")
+                    --timeout "${RCOLL_SOFTRDMA_LAUNCH_TIMEOUT:-900}" --dead-bound 30)
         [ -z "${RCOLL_SOFTRDMA_ONLY:-}" ] || args+=(--only "$RCOLL_SOFTRDMA_ONLY")
         # RCOLL_SHM=0: all ranks share the guest, and the shared-memory algorithms
         # would otherwise carry the collectives instead of the RDMA device.

@@ -164,6 +164,11 @@ static void handle_wc(rcoll_tl_t *tl, const struct ibv_wc *wc)
         ep->credit_inflight = 0;
         break;
     case RCOLL_VERBS_WR_PUT:
+        if (wc->status != IBV_WC_SUCCESS) {
+            /* First, so that the put ends with the failure's status (a dead
+             * peer: RCOLL_ERR_PEER_FAILED), not a bare transport error. */
+            wc_error(tl, ep, wc, ctx->kind);
+        }
         rcoll__verbs_put_wr_done(tl, (rcoll_verbs_put_t *)ctx,
                                  wc->status == IBV_WC_SUCCESS ? RCOLL_OK :
                                  ep->state == RCOLL_VERBS_EP_FAILED ? ep->fail_status :

@@ -245,6 +245,8 @@ int  rcoll__verbs_self_deliver(rcoll_tl_t *tl);
 void rcoll__verbs_ep_connected(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
 int  rcoll__verbs_ep_flush(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
 void rcoll__verbs_credit_return(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
+/* transport.h's probe_peer: a credit WRITE that changes nothing at the peer. */
+void rcoll__verbs_probe_peer(rcoll_tl_t *tl, int peer);
 rcoll_status_t rcoll__verbs_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t hdr_len,
                                  const void *data, size_t len);
 

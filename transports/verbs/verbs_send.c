@@ -169,6 +169,50 @@ void rcoll__verbs_credit_return(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
     ep->sq_avail--;
 }
 
+/* The probe (transport.h, probe_peer): write the peer's credit slot again
+ * with the value last written there (credit_src[peer] changes only right
+ * before a credit WRITE, and one is in flight at a time), so the peer sees
+ * no change; a dead peer's QP is gone and the WRITE ends with
+ * IBV_WC_RETRY_EXC_ERR once the retries run out (QP_TIMEOUT, QP_RETRY in
+ * verbs_qp.c), or flushes once rdma_cm saw the connection go: either way
+ * wc_error() -> peer_error.  Nothing while a credit WRITE is in flight
+ * (its completion tells the same), the send queue is full, or no
+ * connection exists. */
+void rcoll__verbs_probe_peer(rcoll_tl_t *tl, int peer)
+{
+    struct ibv_send_wr wr, *bad = NULL;
+    struct ibv_sge sge;
+    rcoll_verbs_ep_t *ep;
+    int rc;
+
+    if (peer < 0 || peer >= tl->size || peer == tl->rank) {
+        return;
+    }
+    ep = &tl->eps[peer];
+    if (ep->state != RCOLL_VERBS_EP_CONNECTED || ep->qp == NULL || ep->credit_inflight ||
+        ep->sq_avail == 0 || tl->closing) {
+        return;
+    }
+    sge = (struct ibv_sge){ (uintptr_t)&tl->credit_src[peer], 4, tl->credit_mr->lkey };
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = (uintptr_t)&ep->credit_ctx;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED | (tl->max_inline >= 4 ? IBV_SEND_INLINE : 0);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.wr.rdma.remote_addr = ep->rcredit_addr;
+    wr.wr.rdma.rkey = ep->rcredit_rkey;
+    rc = ibv_post_send(ep->qp, &wr, &bad);
+    if (rc != 0) {
+        rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_TRANSPORT, "ibv_post_send of a probe WRITE failed: %s",
+                             strerror(rc));
+        return;
+    }
+    rcoll_debug("verbs: probing peer %d (nothing heard for a while)", peer);
+    ep->credit_inflight = 1;
+    ep->sq_avail--;
+}
+
 void rcoll__verbs_ep_connected(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
 {
     ep->state = RCOLL_VERBS_EP_CONNECTED;

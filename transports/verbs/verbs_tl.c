@@ -383,4 +383,5 @@ const rcoll_tl_ops_t rcoll_tl_verbs_ops = {
     .progress     = rcoll__verbs_progress,
     .caps         = verbs_caps,
     .max_msg_size = verbs_max_msg_size,
+    .probe_peer   = rcoll__verbs_probe_peer,
 };
