@@ -23,6 +23,7 @@ typedef struct rcoll_config {
     double   timeout;              /* RCOLL_TIMEOUT, seconds; 0 = wait forever */
     size_t   eager_limit;          /* RCOLL_EAGER_LIMIT, bytes */
     unsigned spin_count;           /* RCOLL_SPIN_COUNT: idle polls before sched_yield */
+    size_t   unexpected_max;       /* RCOLL_UNEXPECTED_MAX: bytes of eager messages kept unexpected */
     char     transport[RCOLL_CONFIG_STR_MAX];   /* RCOLL_TRANSPORT: auto|ucx|verbs */
     /* algorithm choice; "" = let the selector choose */
     char     allreduce_alg[RCOLL_CONFIG_STR_MAX];

@@ -21,6 +21,13 @@ static const rcoll_config_entry_t core_table[] = {
       "transport",
       RCOLL_CONFIG_SIZE, F(eager_limit), NULL, 0, .min = 0, .max = 1 << 20,
       .match = RCOLL_CONFIG_MATCH_VALUE },
+    { "UNEXPECTED_MAX", "64m", "Most bytes of eager messages a rank keeps for receives not yet "
+      "posted (unexpected), each counted as its length + 128; split evenly among its peers as "
+      "each one's credit. A sender out of credit with a peer sends only a header and keeps the "
+      "message until the receive is posted and asks for it (one more round trip, no copy), so "
+      "neither side grows past it (docs/protocols.md)",
+      RCOLL_CONFIG_SIZE, F(unexpected_max), NULL, 0, .min = 0, .max = 1099511627776.0,
+      .match = RCOLL_CONFIG_MATCH_VALUE },
     { "SPIN_COUNT", "1000", "Idle progress polls before a waiting rank yields the CPU "
       "(sched_yield); lower it when ranks outnumber cores",
       RCOLL_CONFIG_UINT, F(spin_count), NULL, 1, .min = 0, .max = 1e9 },

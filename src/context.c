@@ -312,6 +312,7 @@ static void context_destroy(rcoll_context_t *ctx)
         ctx->tls_ops[i]->close(ctx->tls[i]);
     }
     rcoll_p2p_cleanup(ctx);
+    rcoll__p2p_flow_fini(ctx);
     rcoll_list_t *pos, *tmp;
     rcoll_list_for_each_safe(pos, tmp, &ctx->zombies) {
         rcoll_list_del(pos);
@@ -338,6 +339,7 @@ static void context_destroy(rcoll_context_t *ctx)
     free(ctx->peer_tl);
     free(ctx->peer_ops);
     free(ctx->peer_failed);
+    free(ctx->peer_exited);
     free(ctx);
     rcoll_log_enter(&(rcoll_log_state_t){ .level = RCOLL_LOG_WARN, .rank = -1 });   /* no context now */
 }
@@ -380,8 +382,10 @@ static rcoll_status_t context_start(rcoll_context_t *ctx, const char *fn)
     ctx->peer_tl = calloc(n, sizeof(*ctx->peer_tl));
     ctx->peer_ops = calloc(n, sizeof(*ctx->peer_ops));
     ctx->peer_failed = calloc(n, sizeof(int));
+    ctx->peer_exited = calloc(n, 1);
     ctx->liveness = rcoll_liveness_new();
-    if (!ctx->node_of || !ctx->peer_tl || !ctx->peer_ops || !ctx->peer_failed || !ctx->liveness) {
+    if (!ctx->node_of || !ctx->peer_tl || !ctx->peer_ops || !ctx->peer_failed || !ctx->peer_exited ||
+        !ctx->liveness || rcoll__p2p_flow_init(ctx) != RCOLL_OK) {
         return RCOLL_ERR_NO_MEMORY;
     }
     ctx->eager_limit = ctx->config.eager_limit;
@@ -488,9 +492,14 @@ RCOLL_API rcoll_status_t rcoll_finalize(rcoll_context_t *ctx)
     if (ctx->ncomms > 1) {
         rcoll_warn("rcoll_finalize: %d communicators were not freed", ctx->ncomms - 1);
     }
-    /* Peers may still be sending to us: leave together. */
+    /* Peers may still be sending to us: leave together.  A peer that leaves
+     * this barrier first closes its transports while others still wait for
+     * their last message from a third rank: in here only a process known to
+     * have died fails the whole barrier (liveness.c); a closed transport
+     * fails just what was posted to that peer. */
     rcoll_status_t st = RCOLL_OK;
     if (ctx->size > 1) {
+        ctx->finalizing = 1;
         st = rcoll_barrier(ctx->world);
     }
     context_destroy(ctx);

@@ -35,6 +35,8 @@ typedef enum {
     RCOLL_P2P_WAIT_RTS,       /* rndv-by-get recv: posted, waiting for the sender's RTS */
     RCOLL_P2P_GETTING,        /* rndv-by-get recv: get in flight */
     RCOLL_P2P_GETTING_VOID,   /* ... and the sender has withdrawn: the data will not count */
+    RCOLL_P2P_WAIT_PULL,      /* eager send held for lack of credit: HOLD sent, waiting for PULL */
+    RCOLL_P2P_PULLING,        /* eager recv: PULL sent for a held message, waiting for its data */
     RCOLL_P2P_DONE
 } rcoll_p2p_state_t;
 
@@ -87,12 +89,23 @@ struct rcoll_context {
     size_t                eager_limit;         /* agreed by all ranks */
     int                  *peer_failed;         /* world rank -> status, 0 if alive */
     int                   nfailed;             /* world ranks marked failed (rcoll_p2p_peer_error_cb) */
+    unsigned char        *peer_exited;         /* world rank -> 1: its process is known to have died
+                                                * (launcher event, this node's pid check), not
+                                                * only that its transport went away */
+    int                   finalizing;          /* in rcoll_finalize's barrier (liveness.c) */
     struct rcoll_liveness *liveness;           /* dead ranks learnt off the transports (liveness.h) */
     /* matching */
     rcoll_list_t          posted_recvs;        /* eager recvs, rndv recvs awaiting FIN or RTS */
     rcoll_list_t          sends_wait_rtr;      /* rndv sends awaiting RTR or DONE */
     rcoll_list_t          unexpected;          /* messages that arrived before their op */
     size_t                unexpected_count;
+    /* flow control of eager messages (p2p_flow.h) */
+    struct rcoll__flow_peer *flow;             /* world rank -> credit state */
+    size_t                flow_share;          /* each peer's credit: RCOLL_UNEXPECTED_MAX / (size - 1) */
+    size_t                flow_return_at;      /* consumed bytes that send a CREDIT: half the share */
+    size_t                unexpected_bytes;    /* charged bytes of the eager copies kept now */
+    size_t                unexpected_peak;     /* ... at most, since init */
+    size_t                unexpected_held;     /* HOLD headers kept now (not charged) */
     /* collectives in flight, oldest first */
     rcoll_list_t          active;
     rcoll_list_t          zombies;             /* failed tasks with transport work in flight */
@@ -171,6 +184,8 @@ void   rcoll_p2p_cancel_task(rcoll_task_t *task);
 const rcoll_p2p_op_t *rcoll_task_first_pending(const rcoll_task_t *task);
 const char *rcoll_p2p_state_name(const rcoll_p2p_op_t *op);
 void   rcoll_p2p_cleanup(rcoll_context_t *ctx);
+rcoll_status_t rcoll__p2p_flow_init(rcoll_context_t *ctx);    /* p2p_flow.c: after peer arrays */
+void   rcoll__p2p_flow_fini(rcoll_context_t *ctx);
 rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, int size,
                                  int *world_ranks, rcoll_comm_t **out);
 void   rcoll_comm_destroy(rcoll_comm_t *comm);

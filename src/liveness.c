@@ -104,6 +104,7 @@ static void take_reports(rcoll_context_t *ctx, rcoll_liveness_t *lv)
     while (d != NULL) {
         death_t *next = d->next;
         if (d->wrank >= 0 && d->wrank < ctx->size && d->wrank != ctx->rank) {
+            ctx->peer_exited[d->wrank] = 1;
             rcoll_p2p_peer_error_cb(ctx, d->wrank, RCOLL_ERR_PEER_FAILED, d->why);
         }
         free(d);
@@ -135,8 +136,12 @@ static void gone(rcoll_context_t *ctx, watched_t *w, const char *how)
 {
     int64_t now_pid = rcoll_whereis_pid(ctx, w->wrank);
     w->state = PEER_GONE;
-    if (now_pid != w->pid || ctx->peer_failed[w->wrank] != RCOLL_OK) {
-        return;                  /* finalized (pid 0), or known already */
+    if (now_pid != w->pid) {
+        return;                  /* finalized (pid 0) */
+    }
+    ctx->peer_exited[w->wrank] = 1;
+    if (ctx->peer_failed[w->wrank] != RCOLL_OK) {
+        return;                  /* known already */
     }
     char why[120];
     snprintf(why, sizeof(why), "its process %lld on this node %s", (long long)w->pid, how);
@@ -244,12 +249,20 @@ int rcoll_liveness_gone(rcoll_context_t *ctx, int wrank)
     return 0;
 }
 
+/* Whether world rank wr's failure ends every collective of its
+ * communicators: always, except in rcoll_finalize's barrier, where a peer
+ * that left first has closed its transports (see rcoll_finalize). */
+static int fails_comm(const rcoll_context_t *ctx, int wr)
+{
+    return ctx->peer_failed[wr] != RCOLL_OK && (!ctx->finalizing || ctx->peer_exited[wr]);
+}
+
 int rcoll_liveness_at_post(rcoll_task_t *task)
 {
     const rcoll_comm_t *comm = task->comm;
     for (int q = 0; q < comm->size; q++) {
         int wr = comm->world_ranks[q];
-        if (task->ctx->peer_failed[wr] != RCOLL_OK) {
+        if (fails_comm(task->ctx, wr)) {
             fail_task(task, q, wr);
             return 1;
         }
@@ -296,7 +309,7 @@ int rcoll_liveness_check(rcoll_task_t *task, double now)
     const rcoll_comm_t *comm = task->comm;
     for (int q = 0; q < comm->size; q++) {
         int wr = comm->world_ranks[q];
-        if (ctx->peer_failed[wr] != RCOLL_OK) {
+        if (fails_comm(ctx, wr)) {
             fail_task(task, q, wr);
             return 1;
         }

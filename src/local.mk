@@ -21,10 +21,12 @@ librcoll_core_la_SOURCES = \
     src/datatype.c \
     src/log.c \
     src/p2p.c \
+    src/p2p_flow.c \
     src/progress.c \
     src/task.c \
     src/task_child.c \
     src/whereis.c \
+    src/whereis_remote.c \
     src/liveness.c \
     src/wire.c \
     src/auth.c \
@@ -33,5 +35,6 @@ librcoll_core_la_SOURCES = \
     src/reduce_half.c \
     src/reduce_half.h
 noinst_HEADERS = src/bootstrap.h src/core.h src/liveness.h src/wire.h src/addr_blob.h common/auth.h common/siphash.h \
+    src/p2p_flow.h \
     common/binding.h common/config.h common/list.h common/log.h common/reduce.h common/status.h \
     transports/transport.h collectives/coll.h

@@ -35,13 +35,21 @@
  * own length.  The choice of protocol depends only on the length, on
  * whether the peer is this process and on the backend both ranks use for
  * the pair, so both sides agree.
+ *
+ * Eager messages are flow-controlled (p2p_flow.h): a sender out of credit
+ * with a peer sends HOLD (the header alone) and keeps the message; the
+ * receiver, once the receive is posted, answers PULL and the sender sends
+ * the payload as PULLED, which matches only a receive that pulled it.  The
+ * receiver keeps a HOLD unexpected (a header, not charged), never a PULLED.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core.h"
+#include "p2p_flow.h"
 #include "wire.h"
 #include "liveness.h"
+#include "whereis.h"
 
 typedef struct {
     rcoll_list_t     link;
@@ -50,6 +58,10 @@ typedef struct {
     size_t           body_len;
     uint8_t          body[];
 } unexpected_t;
+
+/* The charge of a kept copy covers its header and malloc's own (p2p_flow.h). */
+_Static_assert(sizeof(unexpected_t) + 2 * sizeof(size_t) <= RCOLL__FLOW_ENTRY,
+               "RCOLL__FLOW_ENTRY must cover an unexpected_t");
 
 static int use_rndv(const rcoll_context_t *ctx, int wpeer, size_t len)
 {
@@ -68,9 +80,13 @@ static int op_matches(const rcoll_p2p_op_t *op, int wpeer, const rcoll_wire_hdr_
            op->task->comm->id == h->comm_id;
 }
 
-static int unexp_matches(const unexpected_t *u, const rcoll_p2p_op_t *op, int type)
+/* A set of message types; a type beyond 63 is in none. */
+#define TYPE_BIT(t) ((unsigned)(t) < 64 ? (uint64_t)1 << (t) : 0)
+
+/* types: a set of TYPE_BITs. */
+static int unexp_matches(const unexpected_t *u, const rcoll_p2p_op_t *op, uint64_t types)
 {
-    return u->hdr.type == type && op_matches(op, u->wpeer, &u->hdr);
+    return (TYPE_BIT(u->hdr.type) & types) && op_matches(op, u->wpeer, &u->hdr);
 }
 
 static void fill_hdr(rcoll_wire_hdr_t *h, const rcoll_p2p_op_t *op, int type)
@@ -258,23 +274,52 @@ static rcoll_p2p_op_t *new_op(rcoll_task_t *task, rcoll_p2p_kind_t kind, int pee
     return op;
 }
 
-static unexpected_t *find_unexpected(rcoll_context_t *ctx, const rcoll_p2p_op_t *op, int type)
+/* The first kept message for op whose type is in the set types (TYPE_BITs). */
+static unexpected_t *find_unexpected_of(rcoll_context_t *ctx, const rcoll_p2p_op_t *op,
+                                        uint64_t types)
 {
     rcoll_list_t *pos, *tmp;
     rcoll_list_for_each_safe(pos, tmp, &ctx->unexpected) {
         unexpected_t *u = rcoll_container_of(pos, unexpected_t, link);
-        if (unexp_matches(u, op, type)) {
+        if (unexp_matches(u, op, types)) {
             return u;
         }
     }
     return NULL;
 }
 
-static void drop_unexpected(rcoll_context_t *ctx, unexpected_t *u)
+static unexpected_t *find_unexpected(rcoll_context_t *ctx, const rcoll_p2p_op_t *op, int type)
+{
+    return find_unexpected_of(ctx, op, TYPE_BIT(type));
+}
+
+/* Is u an eager copy charged to its sender's credit? */
+static int unexp_charged(const rcoll_context_t *ctx, const unexpected_t *u)
+{
+    return u->hdr.type == RCOLL_MSG_EAGER && u->wpeer != ctx->rank;
+}
+
+static void free_unexpected(rcoll_context_t *ctx, unexpected_t *u)
 {
     rcoll_list_del(&u->link);
     ctx->unexpected_count--;
+    if (unexp_charged(ctx, u)) {
+        rcoll__flow_unkeep(ctx, u->wpeer, u->body_len);
+    } else if (u->hdr.type == RCOLL_MSG_HOLD) {
+        ctx->unexpected_held--;
+    }
     free(u);
+}
+
+/* u has been taken (or refused) by its op: free it, its charge goes back to the sender. */
+static void drop_unexpected(rcoll_context_t *ctx, unexpected_t *u)
+{
+    int wpeer = u->wpeer, charged = unexp_charged(ctx, u);
+    size_t len = u->body_len;
+    free_unexpected(ctx, u);
+    if (charged) {
+        rcoll__flow_consumed(ctx, wpeer, len);
+    }
 }
 
 /* ---- rendezvous by get ---- */
@@ -401,6 +446,66 @@ static void post_get_recv(rcoll_p2p_op_t *op)
     rcoll_list_add_tail(&ctx->posted_recvs, &op->link);
 }
 
+/* ---- eager messages held by the sender for lack of credit (p2p_flow.h) ---- */
+
+/* Send: no credit with the peer: announce the message (HOLD) and keep it
+ * until the receiver asks for it. */
+static void send_hold(rcoll_p2p_op_t *op)
+{
+    rcoll_context_t *ctx = op->task->ctx;
+    rcoll_wire_hdr_t h;
+    fill_hdr(&h, op, RCOLL_MSG_HOLD);
+    op->state = RCOLL_P2P_WAIT_PULL;
+    rcoll_list_add_tail(&ctx->sends_wait_rtr, &op->link);
+    rcoll_status_t st = send_msg(ctx, op->wpeer, &h, NULL, 0);
+    if (st != RCOLL_OK) {
+        rcoll_list_del(&op->link);
+        op_fail(op, st, "could not announce the held eager message (HOLD)");
+    }
+}
+
+/* Receive (not in a list): the sender holds its message (HOLD hold); ask
+ * for it, or refuse with our own length or signature. */
+static void pull(rcoll_p2p_op_t *op, const rcoll_wire_hdr_t *hold)
+{
+    rcoll_context_t *ctx = op->task->ctx;
+    if (hold->sig != op->task->sig && hold->sig != 0 && op->task->sig != 0) {
+        send_ctl(op, RCOLL_MSG_DECLINE, op->len);  /* carries our signature: the sender fails too */
+        (void)sig_mismatch(op, hold);
+        return;
+    }
+    if (hold->len != op->len) {
+        char why[128];
+        snprintf(why, sizeof(why), "peer holds %llu bytes for this eager receive of %zu "
+                 "(mismatched counts?)", (unsigned long long)hold->len, op->len);
+        send_ctl(op, RCOLL_MSG_PULL, op->len);     /* our length: the sender fails, sends nothing */
+        op_fail(op, hold->len > op->len ? RCOLL_ERR_TRUNCATED : RCOLL_ERR_PROTOCOL, why);
+        return;
+    }
+    rcoll_wire_hdr_t h;
+    fill_hdr(&h, op, RCOLL_MSG_PULL);
+    op->state = RCOLL_P2P_PULLING;
+    rcoll_list_add_tail(&ctx->posted_recvs, &op->link);
+    rcoll_status_t st = send_msg(ctx, op->wpeer, &h, NULL, 0);
+    if (st != RCOLL_OK) {
+        rcoll_list_del(&op->link);
+        op_fail(op, st, "could not ask for the held eager message (PULL)");
+    }
+}
+
+/* Receive being posted: a HOLD (pull it) or a WITHDRAW (fail) was kept for it. */
+static void take_held(rcoll_p2p_op_t *op, unexpected_t *u)
+{
+    rcoll_wire_hdr_t h = u->hdr;
+    drop_unexpected(op->task->ctx, u);
+    if (h.type == RCOLL_MSG_WITHDRAW) {
+        op_fail(op, RCOLL_ERR_TIMEOUT, "the sender withdrew its message (its collective failed "
+                "or timed out)");
+        return;
+    }
+    pull(op, &h);
+}
+
 rcoll_status_t rcoll_task_send(rcoll_task_t *task, int peer, uint32_t step, const void *buf, size_t len)
 {
     rcoll_context_t *ctx = task->ctx;
@@ -410,6 +515,10 @@ rcoll_status_t rcoll_task_send(rcoll_task_t *task, int peer, uint32_t step, cons
         return st;
     }
     if (!op->rndv) {
+        if (op->wpeer != ctx->rank && !rcoll__flow_take(ctx, op->wpeer, len)) {
+            send_hold(op);                /* no credit: the receiver pulls it when posted */
+            return RCOLL_OK;
+        }
         rcoll_wire_hdr_t h;
         fill_hdr(&h, op, RCOLL_MSG_EAGER);
         st = send_msg(ctx, op->wpeer, &h, buf, len);
@@ -439,7 +548,13 @@ rcoll_status_t rcoll_task_recv(rcoll_task_t *task, int peer, uint32_t step, void
     if (op == NULL) {
         return st;
     }
-    unexpected_t *u = find_unexpected(ctx, op, RCOLL_MSG_EAGER);
+    unexpected_t *u = find_unexpected_of(ctx, op, op->rndv ? TYPE_BIT(RCOLL_MSG_EAGER) :
+                                         TYPE_BIT(RCOLL_MSG_EAGER) | TYPE_BIT(RCOLL_MSG_HOLD) |
+                                         TYPE_BIT(RCOLL_MSG_WITHDRAW));
+    if (u != NULL && u->hdr.type != RCOLL_MSG_EAGER) {
+        take_held(op, u);                 /* HOLD: pull it; WITHDRAW: fail */
+        return RCOLL_OK;
+    }
     if (u != NULL) {
         if (sig_mismatch(op, &u->hdr)) {
             /* failed */
@@ -510,13 +625,51 @@ static rcoll_p2p_op_t *find_op(rcoll_list_t *list, int wpeer, const rcoll_wire_h
     return NULL;
 }
 
+/* A message of h's type and key from wpeer is kept already? */
+static int kept_already(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h)
+{
+    rcoll_list_t *pos, *tmp;
+    rcoll_list_for_each_safe(pos, tmp, &ctx->unexpected) {
+        unexpected_t *u = rcoll_container_of(pos, unexpected_t, link);
+        if (u->hdr.type == h->type && u->wpeer == wpeer && u->hdr.seq == h->seq &&
+            u->hdr.step == h->step && u->hdr.comm_id == h->comm_id) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Keep a message that arrived before its op.  An eager copy from a peer is
+ * charged to the peer's credit and refused beyond it (a correct peer never
+ * gets there: p2p_flow.h); any other type is a header (and a key), kept
+ * once per key: a duplicate (a broken or hostile peer) is dropped, so
+ * repeated control messages do not grow memory.
+ */
 static void keep_unexpected(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h,
                             const void *body, size_t body_len)
 {
+    int charged = h->type == RCOLL_MSG_EAGER && wpeer != ctx->rank;
+    if (charged && !rcoll__flow_keep(ctx, wpeer, body_len)) {
+        rcoll_error("dropping an EAGER message of %zu bytes from rank %d (comm 0x%llx seq %u "
+                    "step %u): the rank exceeded its eager credit of %zu bytes (a broken peer?)",
+                    body_len, wpeer, (unsigned long long)h->comm_id, h->seq, h->step,
+                    ctx->flow_share);
+        return;
+    }
+    if (!charged && h->type != RCOLL_MSG_EAGER && kept_already(ctx, wpeer, h)) {
+        rcoll_debug("dropping a duplicate %s from rank %d (comm 0x%llx seq %u step %u)",
+                    rcoll_msg_type_name(h->type), wpeer, (unsigned long long)h->comm_id, h->seq,
+                    h->step);
+        return;
+    }
     unexpected_t *u = malloc(sizeof(*u) + body_len);
     if (u == NULL) {
         rcoll_error("out of memory keeping a %s message of %zu bytes from rank %d; it is lost",
                     rcoll_msg_type_name(h->type), body_len, wpeer);
+        if (charged) {
+            rcoll__flow_unkeep(ctx, wpeer, body_len);
+        }
         return;
     }
     u->wpeer = wpeer;
@@ -527,6 +680,9 @@ static void keep_unexpected(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hd
     }
     rcoll_list_add_tail(&ctx->unexpected, &u->link);
     ctx->unexpected_count++;
+    if (h->type == RCOLL_MSG_HOLD) {
+        ctx->unexpected_held++;
+    }
 }
 
 static void on_eager(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h,
@@ -536,6 +692,9 @@ static void on_eager(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h,
     if (op == NULL) {
         keep_unexpected(ctx, wpeer, h, body, body_len);
         return;
+    }
+    if (wpeer != ctx->rank) {
+        rcoll__flow_consumed(ctx, wpeer, body_len);    /* taken at once: the charge goes back */
     }
     rcoll_list_del(&op->link);
     if (sig_mismatch(op, h)) {
@@ -640,7 +799,7 @@ static void on_decline(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *
         keep_unexpected(ctx, wpeer, h, NULL, 0);
         return;
     }
-    if (op->state != RCOLL_P2P_WAIT_DONE) {
+    if (op->state != RCOLL_P2P_WAIT_DONE && op->state != RCOLL_P2P_WAIT_PULL) {
         return;
     }
     rcoll_list_del(&op->link);
@@ -656,7 +815,8 @@ static void on_decline(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *
 static void on_withdraw(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h)
 {
     rcoll_p2p_op_t *op = find_op(&ctx->posted_recvs, wpeer, h);
-    if (op != NULL && op->state == RCOLL_P2P_WAIT_RTS) {
+    if (op != NULL && (op->state == RCOLL_P2P_WAIT_RTS || op->state == RCOLL_P2P_POSTED ||
+                       op->state == RCOLL_P2P_PULLING)) {   /* POSTED: the HOLD is late */
         rcoll_list_del(&op->link);
         op_fail(op, RCOLL_ERR_TIMEOUT, "the sender withdrew its message (its collective failed "
                 "or timed out)");
@@ -684,7 +844,7 @@ static void on_withdraw(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t 
     unexpected_t *u = NULL;
     rcoll_list_for_each_safe(pos, tmp, &ctx->unexpected) {
         unexpected_t *c = rcoll_container_of(pos, unexpected_t, link);
-        if (c->hdr.type == RCOLL_MSG_RTS && c->wpeer == wpeer && c->hdr.seq == h->seq &&
+        if ((c->hdr.type == RCOLL_MSG_RTS || c->hdr.type == RCOLL_MSG_HOLD) && c->wpeer == wpeer && c->hdr.seq == h->seq &&
             c->hdr.step == h->step && c->hdr.comm_id == h->comm_id) {
             u = c;
             break;
@@ -694,6 +854,99 @@ static void on_withdraw(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t 
         drop_unexpected(ctx, u);
     }
     keep_unexpected(ctx, wpeer, h, NULL, 0);      /* fails the receive when it is posted */
+}
+
+/* ---- held eager messages: the messages ---- */
+
+static void on_hold(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h)
+{
+    rcoll_p2p_op_t *op = find_op(&ctx->posted_recvs, wpeer, h);
+    if (op == NULL) {
+        keep_unexpected(ctx, wpeer, h, NULL, 0);   /* pulled when the receive is posted */
+        return;
+    }
+    if (op->state == RCOLL_P2P_PULLING) {
+        return;                                    /* a duplicate: asked for already */
+    }
+    rcoll_list_del(&op->link);
+    if (op->state != RCOLL_P2P_POSTED) {
+        char why[160];
+        snprintf(why, sizeof(why), "peer holds %llu bytes as an eager message (HOLD), this rank "
+                 "expected %zu bytes by rendezvous (mismatched counts or RCOLL_EAGER_LIMIT?)",
+                 (unsigned long long)h->len, op->len);
+        send_ctl(op, RCOLL_MSG_PULL, op->len);     /* our length: the sender fails */
+        op_fail(op, h->len > op->len ? RCOLL_ERR_TRUNCATED : RCOLL_ERR_PROTOCOL, why);
+        return;
+    }
+    pull(op, h);
+}
+
+/* The receiver asks for a held message: send it, or fail on its length. */
+static void on_pull(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h)
+{
+    rcoll_p2p_op_t *op = find_op(&ctx->sends_wait_rtr, wpeer, h);
+    if (op == NULL || op->state != RCOLL_P2P_WAIT_PULL) {
+        rcoll_debug("dropping PULL from rank %d for comm 0x%llx seq %u step %u: no held send",
+                    wpeer, (unsigned long long)h->comm_id, h->seq, h->step);
+        return;
+    }
+    rcoll_list_del(&op->link);
+    if (sig_mismatch(op, h)) {
+        return;
+    }
+    if (h->len != op->len) {
+        char why[128];
+        snprintf(why, sizeof(why), "the receiver expects %llu bytes; nothing was sent "
+                 "(mismatched counts?)", (unsigned long long)h->len);
+        op_fail(op, op->len > h->len ? RCOLL_ERR_TRUNCATED : RCOLL_ERR_PROTOCOL, why);
+        return;
+    }
+    rcoll_wire_hdr_t d;
+    fill_hdr(&d, op, RCOLL_MSG_PULLED);
+    op_complete(op, send_msg(ctx, op->wpeer, &d, op->buf, op->len));
+}
+
+/* The payload of a held message: only a receive that pulled it takes it;
+ * anything else (its receive failed meanwhile, a duplicate) is dropped. */
+static void on_pulled(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h,
+                      const void *body, size_t body_len)
+{
+    rcoll_p2p_op_t *op = find_op(&ctx->posted_recvs, wpeer, h);
+    if (op == NULL || op->state != RCOLL_P2P_PULLING) {
+        rcoll_debug("dropping PULLED (%zu bytes) from rank %d for comm 0x%llx seq %u step %u: "
+                    "no receive asked for it", body_len, wpeer, (unsigned long long)h->comm_id,
+                    h->seq, h->step);
+        return;
+    }
+    rcoll_list_del(&op->link);
+    if (sig_mismatch(op, h)) {
+        return;
+    }
+    if (body_len != op->len) {
+        char why[128];
+        snprintf(why, sizeof(why), "peer sent %zu bytes when asked for %zu", body_len, op->len);
+        op_fail(op, body_len > op->len ? RCOLL_ERR_TRUNCATED : RCOLL_ERR_PROTOCOL, why);
+        return;
+    }
+    if (body_len) {
+        memcpy(op->buf, body, body_len);
+    }
+    op_complete(op, RCOLL_OK);
+}
+
+static void on_flow_msg(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *h,
+                        const void *body, size_t body_len)
+{
+    switch (h->type) {
+    case RCOLL_MSG_HOLD:   on_hold(ctx, wpeer, h); break;
+    case RCOLL_MSG_PULL:   on_pull(ctx, wpeer, h); break;
+    case RCOLL_MSG_PULLED: on_pulled(ctx, wpeer, h, body, body_len); break;
+    case RCOLL_MSG_CREDIT:
+        if (wpeer != ctx->rank) {
+            rcoll__flow_on_credit(ctx, wpeer, (size_t)h->len);
+        }
+        break;
+    }
 }
 
 void rcoll_p2p_recv_cb(void *arg, int peer, const void *msg, size_t len)
@@ -714,6 +967,10 @@ void rcoll_p2p_recv_cb(void *arg, int peer, const void *msg, size_t len)
     }
     rcoll_trace("recv %s from %d comm 0x%llx seq %u step %u len %llu", rcoll_msg_type_name(h.type),
                 peer, (unsigned long long)h.comm_id, h.seq, h.step, (unsigned long long)h.len);
+    if (h.type >= RCOLL_MSG_HOLD && h.type <= RCOLL_MSG_CREDIT) {   /* flow control */
+        on_flow_msg(ctx, peer, &h, body, body_len);
+        return;
+    }
     switch (h.type) {
     case RCOLL_MSG_EAGER: on_eager(ctx, peer, &h, body, body_len); break;
     case RCOLL_MSG_RTR:   on_rtr(ctx, peer, &h, body, body_len); break;
@@ -722,6 +979,8 @@ void rcoll_p2p_recv_cb(void *arg, int peer, const void *msg, size_t len)
     case RCOLL_MSG_DONE:  on_rndv_end(ctx, &ctx->sends_wait_rtr, RCOLL_P2P_WAIT_DONE, peer, &h); break;
     case RCOLL_MSG_DECLINE:  on_decline(ctx, peer, &h); break;
     case RCOLL_MSG_WITHDRAW: on_withdraw(ctx, peer, &h); break;
+    case RCOLL_MSG_WHERE_Q: case RCOLL_MSG_WHERE_A: rcoll__whereis_on_msg(ctx, peer, &h, body, body_len);
+        break;
     }
 }
 
@@ -802,12 +1061,14 @@ void rcoll_p2p_cancel_task(rcoll_task_t *task)
         rcoll_p2p_op_t *op = &rcoll_task_ops(task)[i];
         switch (op->state) {
         case RCOLL_P2P_WAIT_DONE:
+        case RCOLL_P2P_WAIT_PULL:
             send_ctl(op, RCOLL_MSG_WITHDRAW, op->len);
             break;
         case RCOLL_P2P_WAIT_RTS:
             send_ctl(op, RCOLL_MSG_DECLINE, op->len);
             break;
         case RCOLL_P2P_POSTED:
+        case RCOLL_P2P_PULLING:           /* a PULLED that comes later is dropped */
         case RCOLL_P2P_WAIT_RTR:
         case RCOLL_P2P_WAIT_FIN:
             break;
@@ -826,7 +1087,7 @@ void rcoll_p2p_cleanup(rcoll_context_t *ctx)
 {
     rcoll_list_t *pos, *tmp;
     rcoll_list_for_each_safe(pos, tmp, &ctx->unexpected) {
-        drop_unexpected(ctx, rcoll_container_of(pos, unexpected_t, link));
+        free_unexpected(ctx, rcoll_container_of(pos, unexpected_t, link));   /* no CREDIT sent */
     }
 }
 
@@ -851,6 +1112,8 @@ const char *rcoll_p2p_state_name(const rcoll_p2p_op_t *op)
     case RCOLL_P2P_WAIT_RTS: return "rendezvous by get: waiting for the sender's ready-to-send";
     case RCOLL_P2P_GETTING:  return "rendezvous by get: RDMA read in flight";
     case RCOLL_P2P_GETTING_VOID: return "rendezvous by get: RDMA read in flight, sender withdrew";
+    case RCOLL_P2P_WAIT_PULL: return "eager message held for lack of credit: waiting for the receiver to ask for it (PULL)";
+    case RCOLL_P2P_PULLING:  return "held eager message asked for (PULL sent), waiting for its data";
     case RCOLL_P2P_DONE:     return "done";
     }
     return "?";

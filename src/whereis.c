@@ -28,14 +28,6 @@ typedef struct {
     uint64_t         pad[6];
 } where_hdr_t;
 
-struct rcoll_whereis {
-    char                name[64];
-    void               *base;
-    size_t              len;
-    int                *local_of;     /* world rank -> entry index on this node, -1: other node */
-    rcoll_where_rank_t *ranks;
-};
-
 static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 {
     const unsigned char *p = data;
@@ -157,6 +149,18 @@ void rcoll_whereis_seen(rcoll_context_t *ctx, double now)
     atomic_store_explicit(&ctx->where_me->seen_ns, (uint64_t)(now * 1e9), memory_order_relaxed);
 }
 
+const rcoll_where_rank_t *rcoll__whereis_local(const rcoll_context_t *ctx, int wr)
+{
+    const struct rcoll_whereis *w = ctx->whereis;
+    if (wr == ctx->rank) {
+        return ctx->where_me;
+    }
+    if (w == NULL || w->local_of == NULL || wr < 0 || wr >= ctx->size || w->local_of[wr] < 0) {
+        return NULL;
+    }
+    return &w->ranks[w->local_of[wr]];
+}
+
 int64_t rcoll_whereis_pid(const rcoll_context_t *ctx, int wrank)
 {
     const struct rcoll_whereis *w = ctx->whereis;
@@ -213,7 +217,6 @@ void rcoll_whereis_report(const rcoll_task_t *task, char *buf, size_t len)
 {
     const rcoll_comm_t *comm = task->comm;
     const rcoll_context_t *ctx = task->ctx;
-    const struct rcoll_whereis *w = ctx->whereis;
     const char *coll = rcoll_coll_name(task->args.type);
     size_t off = 0;
     int missing = 0, entered = 1, other = 0, unknown = 0;
@@ -222,17 +225,27 @@ void rcoll_whereis_report(const rcoll_task_t *task, char *buf, size_t len)
 #define ADD(...) do { if (off < len) off += (size_t)snprintf(buf + off, len - off, __VA_ARGS__); } while (0)
     ADD("where is everyone for rcoll_%s sequence %u on communicator 0x%llx:", coll, task->seq,
         (unsigned long long)comm->id);
+    rcoll_where_remote_t *rem = rcoll__whereis_ask(task->ctx, comm, task->seq);
+    char why[96] = "", why_q[96];
     for (int q = 0; q < comm->size; q++) {
         int wq = comm->world_ranks[q];
         if (q == comm->rank) {
             continue;
         }
-        if (w == NULL || w->local_of == NULL || w->local_of[wq] < 0) {
-            other += w != NULL && w->local_of != NULL;
-            unknown += w == NULL || w->local_of == NULL;
+        rcoll_where_rank_t tmp;
+        const rcoll_where_rank_t *r;
+        if (ctx->node_of[wq] == ctx->node_of[ctx->rank]) {
+            r = rcoll__whereis_local(ctx, wq);
+            unknown += r == NULL;
+        } else {
+            r = rcoll__whereis_remote(rem, q, &tmp, why_q, sizeof(why_q));
+            if (r == NULL && other++ == 0) {
+                memcpy(why, why_q, sizeof(why));
+            }
+        }
+        if (r == NULL) {
             continue;
         }
-        const rcoll_where_rank_t *r = &w->ranks[w->local_of[wq]];
         uint64_t e = slot_of(r, comm->id);
         uint32_t eseq = e ? (uint32_t)((e >> 8) - 1) : 0;
         int32_t ahead = (int32_t)(eseq - task->seq);    /* sequence numbers wrap */
@@ -270,10 +283,11 @@ void rcoll_whereis_report(const rcoll_task_t *task, char *buf, size_t len)
     }
     ADD(" %d of %d seen in it", entered, comm->size);
     if (other > 0) {
-        ADD("; %d rank(s) on other nodes not visible from here", other);
+        ADD("; %d rank(s) on other nodes not visible (%s)", other, why);
     }
     if (unknown > 0) {
         ADD("; %d rank(s) not known (no shared table on this node)", unknown);
     }
 #undef ADD
+    rcoll__whereis_remote_free(rem);
 }

@@ -12,7 +12,12 @@
  * collective) last posted on it.  Publishing costs the per-collective path
  * one plain store when a collective is posted; "inside" is set by a blocking
  * wait once it has polled idly 64 times (with the deadline check) and
- * cleared when such a wait ends.  Ranks on other nodes are not visible in it (the report says so).
+ * cleared when such a wait ends.
+ *
+ * Ranks on other nodes are not in this node's table: at a timeout the
+ * report asks one reachable rank of each such node over the transport
+ * (whereis_remote.c: WHERE_Q, answered from the progress loop with what
+ * that node's table says, WHERE_A), bounded by RCOLL_WHERE_ASK_S.
  * Private to src/.
  */
 #ifndef RCOLL_WHEREIS_H
@@ -21,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include "core.h"
+#include "wire.h"
 
 #define RCOLL_WHERE_NCOMM 60     /* communicators per rank whose state is published */
 
@@ -40,6 +46,23 @@ typedef struct rcoll_where_rank {
 } rcoll_where_rank_t;
 
 _Static_assert(sizeof(rcoll_where_rank_t) == 1024, "an entry is 1 KiB");
+
+struct rcoll_where_fetch;                /* whereis_remote.c: a query in flight */
+
+/* ctx->whereis */
+struct rcoll_whereis {
+    char                name[64];
+    void               *base;
+    size_t              len;
+    int                *local_of;     /* world rank -> entry index on this node, -1: other node */
+    rcoll_where_rank_t *ranks;
+    struct rcoll_where_fetch *fetch;  /* the report's query to other nodes, while it waits */
+    uint32_t            nonce;        /* numbers the queries */
+};
+
+/* The entry of world rank wr if it is on this node and visible (this
+ * rank's own always is), else NULL. */
+const rcoll_where_rank_t *rcoll__whereis_local(const rcoll_context_t *ctx, int wr);
 
 /* Map (or, alone on the node, allocate) the table; this rank's entry is
  * ctx->where_me.  Never fails the init: without a table the report says
@@ -62,6 +85,29 @@ int64_t rcoll_whereis_pid(const rcoll_context_t *ctx, int wrank);
 /* Describe who of task's communicator has not entered task (one line, for
  * the timeout's error) into buf. */
 void rcoll_whereis_report(const rcoll_task_t *task, char *buf, size_t len);
+
+/* ---- other nodes (whereis_remote.c) ---- */
+
+#define RCOLL_WHERE_ASK_S 1.0    /* how long a report waits for other nodes' answers, at most */
+
+/* What the report learnt of the communicator's ranks on other nodes. */
+typedef struct rcoll_where_remote rcoll_where_remote_t;
+
+/* Ask the nodes other than this one that hold members of comm (bounded by
+ * RCOLL_WHERE_ASK_S; progresses the transports only, answering others'
+ * queries meanwhile).  NULL if comm has no member elsewhere (or no memory). */
+rcoll_where_remote_t *rcoll__whereis_ask(rcoll_context_t *ctx, const rcoll_comm_t *comm,
+                                         uint32_t seq);
+/* Comm rank q's entry as its node answered it, rebuilt into *tmp (pid 1:
+ * alive, 0: gone; seen_ns on this node's clock); NULL if no answer, with
+ * why (e.g. "no answer from node 1 in 1 s") in why. */
+const rcoll_where_rank_t *rcoll__whereis_remote(const rcoll_where_remote_t *rem, int q,
+                                                rcoll_where_rank_t *tmp, char *why, size_t len);
+void rcoll__whereis_remote_free(rcoll_where_remote_t *rem);
+
+/* WHERE_Q and WHERE_A from the transport (p2p.c's dispatch): hostile input. */
+void rcoll__whereis_on_msg(rcoll_context_t *ctx, int peer, const rcoll_wire_hdr_t *h,
+                           const void *body, size_t body_len);
 
 /* The per-collective path: plain stores. */
 static inline void rcoll_whereis_entered(const rcoll_task_t *task)

@@ -40,6 +40,12 @@ const char *rcoll_msg_type_name(int type)
     case RCOLL_MSG_DONE:  return "DONE";
     case RCOLL_MSG_WITHDRAW: return "WITHDRAW";
     case RCOLL_MSG_DECLINE:  return "DECLINE";
+    case RCOLL_MSG_WHERE_Q:  return "WHERE_Q";
+    case RCOLL_MSG_WHERE_A:  return "WHERE_A";
+    case RCOLL_MSG_HOLD:     return "HOLD";
+    case RCOLL_MSG_PULL:     return "PULL";
+    case RCOLL_MSG_PULLED:   return "PULLED";
+    case RCOLL_MSG_CREDIT:   return "CREDIT";
     default:              return "unknown";
     }
 }
@@ -70,9 +76,10 @@ rcoll_status_t rcoll_wire_decode(const void *msg, size_t msg_len, rcoll_wire_hdr
     size_t rest = msg_len - RCOLL_WIRE_HDR_SIZE;
     switch (h->type) {
     case RCOLL_MSG_EAGER:
+    case RCOLL_MSG_PULLED:
         if (h->len != rest || h->rkey_len != 0) {
-            snprintf(err, errlen, "EAGER says %llu payload bytes, carries %zu",
-                     (unsigned long long)h->len, rest);
+            snprintf(err, errlen, "%s says %llu payload bytes, carries %zu",
+                     rcoll_msg_type_name(h->type), (unsigned long long)h->len, rest);
             return RCOLL_ERR_PROTOCOL;
         }
         break;
@@ -88,8 +95,20 @@ rcoll_status_t rcoll_wire_decode(const void *msg, size_t msg_len, rcoll_wire_hdr
     case RCOLL_MSG_DONE:
     case RCOLL_MSG_WITHDRAW:
     case RCOLL_MSG_DECLINE:
+    case RCOLL_MSG_HOLD:
+    case RCOLL_MSG_PULL:
+    case RCOLL_MSG_CREDIT:
         if (rest != 0 || h->rkey_len != 0) {
             snprintf(err, errlen, "%s with %zu trailing bytes", rcoll_msg_type_name(h->type), rest);
+            return RCOLL_ERR_PROTOCOL;
+        }
+        break;
+    case RCOLL_MSG_WHERE_Q:
+    case RCOLL_MSG_WHERE_A:
+        if (h->len != rest || rest > RCOLL_WIRE_WHERE_MAX || h->rkey_len != 0) {
+            snprintf(err, errlen, "%s says %llu bytes, carries %zu (at most %d)",
+                     rcoll_msg_type_name(h->type), (unsigned long long)h->len, rest,
+                     RCOLL_WIRE_WHERE_MAX);
             return RCOLL_ERR_PROTOCOL;
         }
         break;

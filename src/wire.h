@@ -4,16 +4,20 @@
  * Fixed 48-byte little-endian layout, encoded and decoded field by field so
  * that no struct padding or host byte order leaks onto the wire:
  *   off size field
- *     0    1 type      EAGER | RTR | FIN | RTS | DONE | WITHDRAW | DECLINE
+ *     0    1 type      EAGER | RTR | FIN | RTS | DONE | WITHDRAW | DECLINE |
+ *                      HOLD | PULL | PULLED | CREDIT (flow control, p2p_flow.c) |
+ *                      WHERE_Q | WHERE_A (whereis_remote.c)
  *     1    1 version   RCOLL_WIRE_VERSION
  *     2    2 rkey_len  RTR, RTS: bytes of packed remote key after the header
  *     4    4 seq       collective sequence number on the communicator
  *     8    8 comm_id   communicator id
  *    16    4 step      message tag within the collective
  *    20    4 src       sender's rank in the communicator (for diagnostics)
- *    24    8 len       EAGER: payload bytes after the header; RTR, RTS: bytes
- *                      of the advertised region; FIN: bytes written; DONE:
- *                      bytes read (or the receiver's length, refusing)
+ *    24    8 len       EAGER, PULLED: payload bytes after the header; RTR,
+ *                      RTS: bytes of the advertised region; FIN: bytes
+ *                      written; DONE: bytes read (or the receiver's length,
+ *                      refusing); HOLD: bytes held; PULL: the receiver's
+ *                      length; CREDIT: bytes of credit returned
  *    32    8 addr      RTR, RTS: address of the advertised region
  *    40    4 sig       signature of the collective call (type, count,
  *                      datatype, op, root; task.c), 0 for the core's own
@@ -40,8 +44,19 @@ typedef enum {
     RCOLL_MSG_DONE     = 5,   /* receiver to sender: it has read len bytes; a len other than
                                  the sender's: it refuses (its own length), read nothing */
     RCOLL_MSG_WITHDRAW = 6,   /* sender to receiver: its send failed, the RTS is void */
-    RCOLL_MSG_DECLINE  = 7    /* receiver to sender: its receive failed, it will not read */
+    RCOLL_MSG_DECLINE  = 7,   /* receiver to sender: its receive failed, it will not read */
+    /* Flow control of eager messages (p2p_flow.c, docs/protocols.md): */
+    RCOLL_MSG_HOLD     = 16,  /* sender to receiver: an eager message waits at the sender
+                                 (no credit); header only, len = its length */
+    RCOLL_MSG_PULL     = 17,  /* receiver to sender: the receive is posted, send it */
+    RCOLL_MSG_PULLED   = 18,  /* the held message's payload, like EAGER, never kept unexpected */
+    RCOLL_MSG_CREDIT   = 19,  /* receiver to sender: len bytes of eager credit come back */
+    /* Where is everyone (whereis_remote.c), numbered apart from the rest: */
+    RCOLL_MSG_WHERE_Q  = 40,  /* a timeout's query about ranks of this node: header + world ranks */
+    RCOLL_MSG_WHERE_A  = 41   /* its answer: header + one record per rank asked */
 } rcoll_msg_type_t;
+
+#define RCOLL_WIRE_WHERE_MAX 8192   /* bytes after a WHERE_Q or WHERE_A header, at most */
 
 typedef struct rcoll_wire_hdr {
     uint8_t  type;

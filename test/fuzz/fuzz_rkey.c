@@ -39,7 +39,8 @@ static void check_wire(const uint8_t *data, size_t size)
                body_len == size - RCOLL_WIRE_HDR_SIZE, "body outside the message");
     switch (h.type) {
     case RCOLL_MSG_EAGER:
-        FUZZ_CHECK(h.len == body_len && h.rkey_len == 0, "EAGER len %llu, body %zu",
+    case RCOLL_MSG_PULLED:
+        FUZZ_CHECK(h.len == body_len && h.rkey_len == 0, "EAGER/PULLED len %llu, body %zu",
                    (unsigned long long)h.len, body_len);
         break;
     case RCOLL_MSG_RTR:
@@ -51,6 +52,9 @@ static void check_wire(const uint8_t *data, size_t size)
     case RCOLL_MSG_DONE:
     case RCOLL_MSG_WITHDRAW:
     case RCOLL_MSG_DECLINE:
+    case RCOLL_MSG_HOLD:
+    case RCOLL_MSG_PULL:
+    case RCOLL_MSG_CREDIT:
         FUZZ_CHECK(body_len == 0 && h.rkey_len == 0, "type %u with a body", h.type);
         break;
     default:

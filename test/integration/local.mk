@@ -13,7 +13,7 @@ noinst_PROGRAMS += test/integration/coll_check test/integration/comm_check \
                    test/integration/node_check test/integration/mismatch_check \
                    test/integration/wedge_check test/integration/where_check \
                    test/integration/late_write_check test/integration/shm_leftover_check \
-                   test/integration/dead_check
+                   test/integration/dead_check test/integration/flood_check
 test_integration_coll_check_SOURCES = test/integration/coll_check.c \
     test/integration/coll_cases.c $(INTEG_COMMON)
 test_integration_coll_check_LDADD = $(INTEG_LDADD)
@@ -39,6 +39,9 @@ test_integration_oob_threads_LDFLAGS = $(INTEG_LINKOPTS)
 test_integration_late_write_check_SOURCES = test/integration/late_write_check.c $(INTEG_COMMON)
 test_integration_late_write_check_LDADD = $(INTEG_LDADD)
 test_integration_late_write_check_LDFLAGS = $(INTEG_LINKOPTS)
+test_integration_flood_check_SOURCES = test/integration/flood_check.c $(INTEG_COMMON)
+test_integration_flood_check_LDADD = $(INTEG_LDADD)
+test_integration_flood_check_LDFLAGS = $(INTEG_LINKOPTS)
 test_integration_group_check_SOURCES = test/integration/group_check.c $(INTEG_COMMON)
 test_integration_group_check_LDADD = $(INTEG_LDADD)
 test_integration_group_check_LDFLAGS = $(INTEG_LINKOPTS)

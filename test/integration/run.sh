@@ -4,7 +4,7 @@
 #
 #   test/integration/run.sh [--launcher rcollrun|mpirun|srun] [--ranks "1 2 3 4 5 8"]
 #                           [--quick] [--label NAME]
-#                           [--only "coll comm group nb timeout mismatch late wedge where dead oob"]
+#                           [--only "coll comm group nb timeout mismatch late wedge where shmleft dead flood oob"]
 #                           [--coll LIST] [--algs LIST] [--timeout SECONDS]
 #                           [--nodes "SPEC..."] [--srun-nodes "SPEC..."]
 #
@@ -22,7 +22,13 @@
 #               posix, cma,tcp and tcp unless UCX_TLS is set),
 #               mismatch (mismatch_check, then mismatch_check --no-shm, for
 #               N >= 2), wedge (wedge_check, for N >= 2: its 512 MiB queued
-#               case only at N = 2), where (where_check, for N = 2 and N >= 8),
+#               case only at N = 2), where (where_check, for N = 2 and N >= 8;
+#               under --nodes or --srun-nodes every rank's report must also
+#               name the ranks of other nodes: none may be "not visible"),
+#               flood (flood_check, for N = 2 and 3: a root 10000 16 KiB
+#               bcasts ahead stays within RCOLL_UNEXPECTED_MAX on every rank;
+#               16 MiB at N = 2, the default with 20000 at N = 3; over UCX once per
+#               UCX_TLS of sm and tcp unless UCX_TLS is set),
 #               shmleft (shm_leftover.sh N, rcollrun only, N = 2, 3, >= 8, not with
 #               --nodes: ranks SIGKILLed during and after the shm set-up
 #               leave no rcoll file in a private /dev/shm; and with a 1 MiB
@@ -69,13 +75,13 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout mismatch late wedge where shmleft dead oob auth"
+only="coll comm group nb node timeout mismatch late wedge where shmleft dead flood oob auth"
 coll_args=()
 limit_override=""
 
 nodes=""
 srun_nodes=""
-usage() { sed -n '2,53p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,62p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -248,7 +254,27 @@ run_set() {
     if wants dead && [ "$n" -ge 3 ] && [ "$launcher" = rcollrun ]; then
         dead_checks "$n"
     fi
+    if wants flood && { [ "$n" = 2 ] || [ "$n" = 3 ]; }; then
+        flood_checks "$n"
+    fi
     return 0
+}
+
+# flood_checks N: flood_check (bounded unexpected-message memory) over UCX's
+# shared-memory and tcp transports, or once under the transport and UCX_TLS
+# the caller chose.  N = 2 with a 16 MiB bound; N = 3 with the default (64
+# MiB, so 20000 bcasts: 312 MiB unbounded, well above 64 MiB + the slack).
+flood_checks() {
+    local n=$1 tls args=(--count 20000)
+    [ "$n" = 2 ] && args=(--max 16m)
+    if [ -n "${UCX_TLS:-}" ] || [ "${RCOLL_TRANSPORT:-auto}" = verbs ]; then
+        run_one "flood_check${args[*]:+ ${args[*]}}" "$n" 120 "$here/flood_check" "${args[@]}"
+        return
+    fi
+    for tls in sm tcp; do
+        UCX_TLS=$tls run_one "flood_check${args[*]:+ ${args[*]}} UCX_TLS=$tls" "$n" 120 \
+            "$here/flood_check" "${args[@]}"
+    done
 }
 
 # dead_checks N: dead_check in each mode (shm; UCX shared memory and tcp

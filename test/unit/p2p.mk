@@ -5,3 +5,10 @@ test_unit_test_p2p_SOURCES = test/unit/test_p2p.c
 test_unit_test_p2p_CFLAGS = $(UNIT_CFLAGS) -I$(top_srcdir)/transports/loop
 test_unit_test_p2p_LDFLAGS = $(UNIT_LDFLAGS)
 test_unit_test_p2p_LDADD = $(UNIT_LDADD) -lpthread
+# where is everyone across nodes (src/whereis_remote.c): queries over the loop transport
+check_PROGRAMS += test/unit/test_whereis
+TESTS += test/unit/test_whereis
+test_unit_test_whereis_SOURCES = test/unit/test_whereis.c
+test_unit_test_whereis_CFLAGS = $(UNIT_CFLAGS)
+test_unit_test_whereis_LDFLAGS = $(UNIT_LDFLAGS)
+test_unit_test_whereis_LDADD = $(UNIT_LDADD) -lpthread

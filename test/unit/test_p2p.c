@@ -21,6 +21,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "core.h"
+#include "p2p_flow.h"
+#include "wire.h"
 #include "loop_int.h"
 
 #define MAXR   4
@@ -95,12 +97,13 @@ static void run_members(world_t *w, void *(*fn)(void *), rcoll_status_t *st)
     }
 }
 
-/* n contexts over loop with RCOLL_EAGER_LIMIT = LIMIT and RCOLL_TIMEOUT = timeout. */
-static world_t *world_open(int n, const char *timeout)
+/* n contexts over loop with RCOLL_EAGER_LIMIT = LIMIT, RCOLL_TIMEOUT =
+ * timeout and one more setting `extra` (NULL: none). */
+static world_t *world_open_with(int n, const char *timeout, const char *extra)
 {
     char tmo[64];
     snprintf(tmo, sizeof(tmo), "TIMEOUT=%s", timeout);
-    const char *config[] = { "TRANSPORT=loop", "SHM=0", "EAGER_LIMIT=1024", tmo, NULL };
+    const char *config[] = { "TRANSPORT=loop", "SHM=0", "EAGER_LIMIT=1024", tmo, extra, NULL };
     world_t *w = calloc(1, sizeof(*w));
     rcoll_status_t st[MAXR];
     assert_non_null(w);
@@ -114,6 +117,11 @@ static world_t *world_open(int n, const char *timeout)
     }
     w->config = NULL;
     return w;
+}
+
+static world_t *world_open(int n, const char *timeout)
+{
+    return world_open_with(n, timeout, NULL);
 }
 
 /* Finalize every context still open; each must return want (RCOLL_OK when
@@ -1052,6 +1060,284 @@ static void test_peer_failure(void **state)
     world_close(w, RCOLL_ERR_PEER_FAILED);      /* their finalize barrier includes rank 2 */
 }
 
+/* ---- bounded unexpected memory: credits, held messages (src/p2p_flow.h) ---- */
+
+#define CAP      65536        /* RCOLL_UNEXPECTED_MAX of these scenarios (2 ranks: the share) */
+#define CAP_Q    25           /* collectives the sender runs ahead */
+#define CAP_PER  40           /* messages in each */
+#define CAP_LEN  1000         /* bytes each (eager) */
+
+static int ops_in_state(rcoll_task_t **t, int n, rcoll_p2p_state_t st)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < t[i]->nops; j++) {
+            k += task_op(t[i], j)->state == st;
+        }
+    }
+    return k;
+}
+
+/* Rank 1 runs 1000 eager messages (25 collectives) ahead of rank 0 with a
+ * 64 KiB bound: rank 0 keeps at most 64 KiB of copies, the rest wait at the
+ * sender (held); then rank 0 posts in order and gets all of it, intact. */
+static void test_cap_many_ahead(void **state)
+{
+    (void)state;
+    world_t *w = world_open_with(2, "10", "UNEXPECTED_MAX=64k");
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 20, NULL, c);
+    assert_int_equal(w->ctx[0]->flow_share, CAP);
+    static script_t snd[CAP_Q], rcv[CAP_Q];
+    memset(snd, 0, sizeof(snd));
+    memset(rcv, 0, sizeof(rcv));
+    size_t total = (size_t)CAP_Q * CAP_PER * CAP_LEN;
+    uint8_t *sb = malloc(total), *rb = calloc(1, total);
+    assert_true(sb != NULL && rb != NULL);
+    for (int q = 0; q < CAP_Q; q++) {
+        for (int i = 0; i < CAP_PER; i++) {
+            size_t k = (size_t)q * CAP_PER + (size_t)i;
+            fill(sb + k * CAP_LEN, CAP_LEN, (uint32_t)k);
+            add(&snd[q], SEND, 0, (uint32_t)i, sb + k * CAP_LEN, CAP_LEN, 0);
+            add(&rcv[q], RECV, 1, (uint32_t)i, rb + k * CAP_LEN, CAP_LEN, 0);
+        }
+    }
+    rcoll_task_t *t[2 * CAP_Q];
+    for (int q = 0; q < CAP_Q; q++) {
+        t[q] = start(c[1], &snd[q]);
+    }
+    spin(w, SETTLE);
+    size_t per = rcoll__flow_charge(CAP_LEN), fit = CAP / per;
+    assert_int_equal(w->ctx[0]->unexpected_bytes, fit * per);      /* as many as the credit takes */
+    assert_int_equal(w->ctx[0]->unexpected_held, CAP_Q * CAP_PER - fit);
+    assert_int_equal(ops_in_state(t, CAP_Q, RCOLL_P2P_WAIT_PULL), CAP_Q * CAP_PER - fit);
+    assert_true(w->ctx[1]->flow[0].sent <= CAP);
+    for (int q = 0; q < CAP_Q; q++) {
+        t[CAP_Q + q] = start(c[0], &rcv[q]);
+    }
+    finish(w, t, 2 * CAP_Q);
+    for (int i = 0; i < 2 * CAP_Q; i++) {
+        assert_int_equal(reap(t[i]), RCOLL_OK);
+    }
+    for (size_t k = 0; k < (size_t)CAP_Q * CAP_PER; k++) {
+        if (!holds(rb + k * CAP_LEN, CAP_LEN, (uint32_t)k)) {
+            fail_msg("message %zu: wrong data", k);
+        }
+    }
+    assert_true(w->ctx[0]->unexpected_peak <= CAP);
+    assert_int_equal(w->ctx[0]->unexpected_peak, fit * per);
+    assert_int_equal(w->ctx[0]->unexpected_bytes, 0);
+    assert_int_equal(w->ctx[0]->unexpected_held, 0);
+    assert_int_equal(w->ctx[0]->unexpected_count, 0);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(w->ctx[r]->p2p_pending, 0);
+        assert_true(rcoll_list_empty(&w->ctx[r]->sends_wait_rtr));
+        assert_true(rcoll_list_empty(&w->ctx[r]->posted_recvs));
+    }
+    free(sb);
+    free(rb);
+    comms_free(w, c);
+    world_close(w, RCOLL_OK);
+}
+
+/* Rank 0 is at its bound with messages of a collective it has not reached
+ * (communicator A); the message its posted receive waits for (communicator
+ * B) must still come: held, then pulled, not stuck behind the others. */
+static void test_cap_posted_at_cap(void **state)
+{
+    (void)state;
+    enum { N = 20, LEN = 1000, XLEN = 500 };
+    world_t *w = world_open_with(2, "10", "UNEXPECTED_MAX=8k");
+    rcoll_comm_t *a[MAXR], *b[MAXR];
+    comms_make(w, TEST_COMM | 21, NULL, a);
+    comms_make(w, TEST_COMM | 22, NULL, b);
+    static script_t sa, sx, ra, rx;
+    memset(&sa, 0, sizeof(sa));
+    memset(&sx, 0, sizeof(sx));
+    memset(&ra, 0, sizeof(ra));
+    memset(&rx, 0, sizeof(rx));
+    uint8_t *sb = malloc(N * LEN), *rb = calloc(1, N * LEN), xs[XLEN];
+    guarded_t xr = guarded(XLEN);
+    for (int i = 0; i < N; i++) {
+        fill(sb + i * LEN, LEN, 300u + (uint32_t)i);
+        add(&sa, SEND, 0, (uint32_t)i, sb + i * LEN, LEN, 0);
+        add(&ra, RECV, 1, (uint32_t)i, rb + i * LEN, LEN, 0);
+    }
+    fill(xs, XLEN, 77);
+    add(&sx, SEND, 0, 0, xs, XLEN, 0);
+    add(&rx, RECV, 1, 0, xr.p, XLEN, 0);
+    rcoll_task_t *t[4];
+    t[0] = start(a[1], &sa);
+    t[1] = start(b[1], &sx);
+    spin(w, SETTLE);
+    size_t cap = 8192, per = rcoll__flow_charge(LEN);
+    assert_int_equal(w->ctx[0]->unexpected_bytes, (cap / per) * per);
+    assert_int_equal(task_op(t[1], 0)->state, RCOLL_P2P_WAIT_PULL);   /* no credit left for it */
+    t[2] = start(b[0], &rx);
+    finish(w, &t[1], 2);                     /* B completes while A's messages wait */
+    assert_int_equal(reap(t[1]), RCOLL_OK);
+    assert_int_equal(reap(t[2]), RCOLL_OK);
+    assert_true(holds(xr.p, XLEN, 77));
+    assert_true(canaries_ok(&xr));
+    t[1] = t[2] = NULL;
+    t[3] = start(a[0], &ra);
+    finish(w, t, 4);
+    assert_int_equal(reap(t[0]), RCOLL_OK);
+    assert_int_equal(reap(t[3]), RCOLL_OK);
+    for (int i = 0; i < N; i++) {
+        assert_true(holds(rb + i * LEN, LEN, 300u + (uint32_t)i));
+    }
+    assert_true(w->ctx[0]->unexpected_peak <= cap);
+    assert_int_equal(w->ctx[0]->unexpected_count, 0);
+    free(sb);
+    free(rb);
+    free(xr.raw);
+    comms_free(w, a);
+    comms_free(w, b);
+    world_close(w, RCOLL_OK);
+}
+
+/* RCOLL_UNEXPECTED_MAX=0: every eager message to a peer is held and pulled.
+ * Both orders work; a length mismatch fails both sides at once, nothing
+ * written; a held send that fails withdraws it, and the receive posted
+ * afterwards fails at once rather than by its deadline. */
+static void held_case(size_t slen, size_t rlen, int recv_first, rcoll_status_t want)
+{
+    world_t *w = world_open_with(2, "10", "UNEXPECTED_MAX=0");
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 23, NULL, c);
+    static script_t snd, rcv;
+    memset(&snd, 0, sizeof(snd));
+    memset(&rcv, 0, sizeof(rcv));
+    uint8_t *sb = malloc(slen + 1);
+    guarded_t g = guarded(rlen);
+    fill(sb, slen, 31);
+    add(&snd, SEND, 1, 0, sb, slen, 0);
+    add(&rcv, RECV, 0, 0, g.p, rlen, 0);
+    rcoll_task_t *t[2];
+    if (recv_first) {
+        t[1] = start(c[1], &rcv);
+        spin(w, SETTLE);
+        t[0] = start(c[0], &snd);
+    } else {
+        t[0] = start(c[0], &snd);
+        spin(w, SETTLE);
+        assert_int_equal(task_op(t[0], 0)->state, RCOLL_P2P_WAIT_PULL);
+        assert_int_equal(w->ctx[1]->unexpected_held, 1);
+        t[1] = start(c[1], &rcv);
+    }
+    finish(w, t, 2);
+    assert_int_equal(reap(t[0]), want);
+    assert_int_equal(reap(t[1]), want);
+    if (want == RCOLL_OK) {
+        assert_true(holds(g.p, rlen, 31));
+        assert_true(canaries_ok(&g));
+    } else {
+        assert_true(untouched(&g));
+    }
+    assert_int_equal(w->ctx[1]->unexpected_peak, 0);
+    assert_int_equal(w->ctx[1]->unexpected_count, 0);
+    free(sb);
+    free(g.raw);
+    comms_free(w, c);
+    world_close(w, RCOLL_OK);
+}
+
+static void test_cap_zero_held(void **state)
+{
+    (void)state;
+    held_case(100, 100, 0, RCOLL_OK);
+    held_case(100, 100, 1, RCOLL_OK);
+    held_case(0, 0, 0, RCOLL_OK);
+    held_case(100, 64, 0, RCOLL_ERR_TRUNCATED);
+    held_case(100, 64, 1, RCOLL_ERR_TRUNCATED);
+}
+
+static void test_cap_held_send_withdrawn(void **state)
+{
+    (void)state;
+    world_t *w = world_open_with(2, "10", "UNEXPECTED_MAX=0");
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 24, NULL, c);
+    static script_t snd, rcv;
+    memset(&snd, 0, sizeof(snd));
+    memset(&rcv, 0, sizeof(rcv));
+    uint8_t sb[100];
+    guarded_t g = guarded(sizeof(sb));
+    fill(sb, sizeof(sb), 5);
+    add(&snd, SEND, 1, 0, sb, sizeof(sb), 0);
+    add(&rcv, RECV, 0, 0, g.p, sizeof(sb), 0);
+    rcoll_task_t *t[2];
+    t[0] = start(c[0], &snd);
+    spin(w, SETTLE);
+    assert_int_equal(task_op(t[0], 0)->state, RCOLL_P2P_WAIT_PULL);
+    snd.fail = RCOLL_ERR_INTERNAL;
+    spin(w, SETTLE);
+    assert_int_equal(reap(t[0]), RCOLL_ERR_INTERNAL);
+    assert_int_equal(w->ctx[1]->unexpected_held, 0);          /* the WITHDRAW dropped the HOLD */
+    double t0 = rcoll_time_now();
+    t[1] = start(c[1], &rcv);
+    finish(w, &t[1], 1);
+    assert_true(rcoll_time_now() - t0 < 5);                   /* not by its 10 s deadline */
+    assert_int_equal(reap(t[1]), RCOLL_ERR_TIMEOUT);
+    assert_true(untouched(&g));
+    assert_int_equal(w->ctx[1]->unexpected_count, 0);
+    spin(w, SETTLE);
+    assert_true(rcoll_list_empty(&w->ctx[0]->sends_wait_rtr));
+    free(g.raw);
+    comms_free(w, c);
+    world_close(w, RCOLL_OK);
+}
+
+/* One message from `from` into ctx, as its transport would hand it over. */
+static void inject(rcoll_context_t *ctx, int from, int type, uint32_t step, size_t len,
+                   size_t body_len)
+{
+    static uint8_t msg[RCOLL_WIRE_HDR_SIZE + 2048];
+    rcoll_wire_hdr_t h = { .type = (uint8_t)type, .version = RCOLL_WIRE_VERSION, .seq = 3,
+                           .comm_id = TEST_COMM | 25, .step = step, .src = (uint32_t)from,
+                           .len = len, .rkey_len = type == RCOLL_MSG_RTR || type == RCOLL_MSG_RTS ?
+                                                  (uint16_t)body_len : 0 };
+    assert_true(body_len <= 2048);
+    rcoll_wire_encode(&h, msg);
+    memset(msg + RCOLL_WIRE_HDR_SIZE, 0x5a, body_len);
+    enter(ctx);
+    rcoll_p2p_recv_cb(ctx, from, msg, RCOLL_WIRE_HDR_SIZE + body_len);
+}
+
+/* A broken or hostile peer: repeated control messages are kept once (the
+ * fuzzer's "unbounded duplicate RTRs"); answers nobody asked for (PULL,
+ * PULLED, CREDIT) are dropped; eager data beyond its credit is dropped, so
+ * the receiver stays within its bound. */
+static void test_cap_duplicates_and_floods(void **state)
+{
+    (void)state;
+    world_t *w = world_open_with(2, "10", "UNEXPECTED_MAX=64k");
+    rcoll_context_t *ctx = w->ctx[0];
+    static const int kept[] = { RCOLL_MSG_RTR, RCOLL_MSG_RTS, RCOLL_MSG_HOLD, RCOLL_MSG_DECLINE,
+                                RCOLL_MSG_WITHDRAW };
+    size_t before = ctx->unexpected_count;
+    for (int i = 0; i < 1000; i++) {
+        for (int k = 0; k < 5; k++) {
+            int key = kept[k] == RCOLL_MSG_RTR || kept[k] == RCOLL_MSG_RTS;
+            inject(ctx, 1, kept[k], (uint32_t)k, 4096, key ? 16 : 0);
+        }
+        inject(ctx, 1, RCOLL_MSG_PULL, 9, 100, 0);
+        inject(ctx, 1, RCOLL_MSG_PULLED, 9, 100, 100);
+        inject(ctx, 1, RCOLL_MSG_CREDIT, 0, 1u << 20, 0);
+    }
+    /* WITHDRAW drops the RTS and the HOLD of its own key only (steps differ here). */
+    assert_int_equal(ctx->unexpected_count, before + 5);
+    assert_int_equal(ctx->flow[1].sent, 0);
+    for (uint32_t i = 0; i < 1000; i++) {
+        inject(ctx, 1, RCOLL_MSG_EAGER, 100 + i, 1000, 1000);
+    }
+    size_t per = rcoll__flow_charge(1000);
+    assert_int_equal(ctx->unexpected_bytes, (CAP / per) * per);
+    assert_true(ctx->unexpected_peak <= CAP);
+    world_close(w, RCOLL_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1072,6 +1358,11 @@ int main(void)
         cmocka_unit_test(test_deadline_public),
         cmocka_unit_test(test_recv_after_peer_left),
         cmocka_unit_test(test_peer_failure),
+        cmocka_unit_test(test_cap_many_ahead),
+        cmocka_unit_test(test_cap_posted_at_cap),
+        cmocka_unit_test(test_cap_zero_held),
+        cmocka_unit_test(test_cap_held_send_withdrawn),
+        cmocka_unit_test(test_cap_duplicates_and_floods),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

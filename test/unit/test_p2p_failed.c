@@ -43,6 +43,8 @@ static int setup(void **state)
     rcoll_list_init(&ctx->posted_recvs);
     rcoll_list_init(&ctx->sends_wait_rtr);
     rcoll_list_init(&ctx->unexpected);
+    ctx->config.unexpected_max = 1 << 20;
+    assert_int_equal(rcoll__p2p_flow_init(ctx), RCOLL_OK);
     f->world_ranks[0] = 0;
     f->world_ranks[1] = 1;
     f->comm = (rcoll_comm_t){ .ctx = ctx, .id = COMM_ID, .rank = ME, .size = 2,
@@ -60,6 +62,7 @@ static int teardown(void **state)
 {
     fixture_t *f = *state;
     rcoll_p2p_cleanup(&f->ctx);
+    rcoll__p2p_flow_fini(&f->ctx);
     free(f);
     return 0;
 }

@@ -10,6 +10,9 @@
  *   rcollrun: where is everyone: 7 ranks timed out in rcoll_allreduce
  *   sequence 4 on communicator 0x1; named as not there: world rank 5 (by 7:
  *   not entered, not in rcoll)
+ * Under --nodes the ranks' reports name the ranks of other nodes too (each
+ * asks the other nodes, src/whereis_remote.c), so nothing here depends on
+ * where a rank runs: only the forwarded lines are read.
  */
 #define _GNU_SOURCE
 #include "rcollrun.h"
