@@ -1338,6 +1338,32 @@ static void test_cap_duplicates_and_floods(void **state)
     world_close(w, RCOLL_OK);
 }
 
+/* The fuzzer's "reserved header bytes ignored": a header whose reserved
+ * bytes (44-47, wire.h) are not 0 is malformed and dropped, whatever the
+ * rest says; the same message with them 0 is taken (the control). */
+static void test_reserved_bytes_dropped(void **state)
+{
+    (void)state;
+    world_t *w = world_open_with(2, "10", NULL);
+    rcoll_context_t *ctx = w->ctx[0];
+    static uint8_t msg[RCOLL_WIRE_HDR_SIZE + 64];
+    rcoll_wire_hdr_t h = { .type = RCOLL_MSG_EAGER, .version = RCOLL_WIRE_VERSION, .seq = 3,
+                           .comm_id = TEST_COMM | 25, .step = 7, .src = 1, .len = 64 };
+    size_t before = ctx->unexpected_count;
+    for (int b = 44; b < RCOLL_WIRE_HDR_SIZE; b++) {
+        rcoll_wire_encode(&h, msg);
+        msg[b] = 0x01;
+        enter(ctx);
+        rcoll_p2p_recv_cb(ctx, 1, msg, sizeof(msg));
+        assert_int_equal(ctx->unexpected_count, before);
+    }
+    rcoll_wire_encode(&h, msg);
+    enter(ctx);
+    rcoll_p2p_recv_cb(ctx, 1, msg, sizeof(msg));
+    assert_int_equal(ctx->unexpected_count, before + 1);
+    world_close(w, RCOLL_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1363,6 +1389,7 @@ int main(void)
         cmocka_unit_test(test_cap_zero_held),
         cmocka_unit_test(test_cap_held_send_withdrawn),
         cmocka_unit_test(test_cap_duplicates_and_floods),
+        cmocka_unit_test(test_reserved_bytes_dropped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
