@@ -18,7 +18,9 @@
  *                      written; DONE: bytes read (or the receiver's length,
  *                      refusing); HOLD: bytes held; PULL: the receiver's
  *                      length; CREDIT: bytes of credit returned
- *    32    8 addr      RTR, RTS: address of the advertised region
+ *    32    8 addr      RTR, RTS: address of the advertised region; FIN: the
+ *                      address of the RTR it answers (a receive drops a FIN
+ *                      naming another: forged or stale)
  *    40    4 sig       signature of the collective call (type, count,
  *                      datatype, op, root; task.c), 0 for the core's own
  *                      protocols: a receiver whose call has another one
