@@ -28,6 +28,7 @@
  * (rank 0), step 3 the release (the others, waiting for rank 0).
  */
 #include "shm.h"
+#include "engines/shm_pipe.h"     /* rcoll__shm_slot_mismatch */
 
 typedef struct {
     rcoll__shm_op_t op;

@@ -59,6 +59,11 @@ static void check_wire(const uint8_t *data, size_t size)
     case RCOLL_MSG_CREDIT:
         FUZZ_CHECK(body_len == 0 && h.rkey_len == 0, "type %u with a body", h.type);
         break;
+    case RCOLL_MSG_WHERE_Q:   /* where-is-everyone across nodes: header + records */
+    case RCOLL_MSG_WHERE_A:
+        FUZZ_CHECK(h.len == body_len && body_len <= RCOLL_WIRE_WHERE_MAX && h.rkey_len == 0,
+                   "WHERE len %llu, body %zu", (unsigned long long)h.len, body_len);
+        break;
     default:
         FUZZ_CHECK(0, "accepted type %u", h.type);
     }
