@@ -149,6 +149,9 @@ struct rcoll_comm {
     uint32_t         ngroup_seqs, group_seqs_cap;
     int              nactive;          /* requests not yet completed */
     int              is_world;
+    /* The core's (src/revoke.c): RCOLL_OK, or the error that revoked this
+     * communicator; every collective posted on it then fails at once. */
+    rcoll_status_t   revoked;
     /* The core's: this rank's published "last collective entered here"
      * (src/whereis.h), and a slot of its own when the table has none free. */
     void            *where;

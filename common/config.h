@@ -24,6 +24,7 @@ typedef struct rcoll_config {
     size_t   eager_limit;          /* RCOLL_EAGER_LIMIT, bytes */
     unsigned spin_count;           /* RCOLL_SPIN_COUNT: idle polls before sched_yield */
     size_t   unexpected_max;       /* RCOLL_UNEXPECTED_MAX: bytes of eager messages kept unexpected */
+    int      revoke_on_timeout;    /* RCOLL_REVOKE_ON_TIMEOUT: a timed-out collective revokes */
     char     transport[RCOLL_CONFIG_STR_MAX];   /* RCOLL_TRANSPORT: auto|ucx|verbs */
     /* algorithm choice; "" = let the selector choose */
     char     allreduce_alg[RCOLL_CONFIG_STR_MAX];

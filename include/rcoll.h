@@ -251,6 +251,37 @@ rcoll_status_t rcoll_comm_create_group(rcoll_comm_t *parent, const int *ranks, i
                                        int tag, rcoll_comm_t **newcomm);
 rcoll_status_t rcoll_comm_free(rcoll_comm_t *comm);
 
+/*
+ * Failures (docs/reliability.md, "Revoke and shrink").  A collective whose
+ * peer died or did not answer returns RCOLL_ERR_PEER_FAILED (a transport or
+ * a revoke reported it), RCOLL_ERR_TIMEOUT (no progress for RCOLL_TIMEOUT)
+ * or RCOLL_ERR_TRANSPORT.  The rank that saw it revokes the communicator:
+ * it tells every reachable member, and from then on every pending and later
+ * collective on that communicator (and split, dup, create_group over it)
+ * returns at once, never a new wait: with that rank's first error on that
+ * rank, with RCOLL_ERR_PEER_FAILED on the others.  Communicators without
+ * the failed rank keep working.  A revoked communicator is only good for
+ * rcoll_comm_failed, rcoll_comm_shrink and rcoll_comm_free (rcoll_finalize
+ * returns RCOLL_ERR_PEER_FAILED when the world is revoked, and still ends
+ * the context).
+ *
+ * rcoll_comm_shrink is an agreement among the survivors: the failed set is
+ * the union of what each of them knows, plus every member that does not
+ * answer within RCOLL_TIMEOUT (0: no deadline, only dead peers the
+ * transports report are excluded); further failures during it, including
+ * of the rank coordinating it, are tolerated.  A rank declared failed is
+ * never readmitted: if it is alive (e.g. it was stopped) its own
+ * rcoll_comm_shrink returns RCOLL_ERR_PEER_FAILED with *newcomm unset.  The
+ * new communicator has a new id and is released with rcoll_comm_free();
+ * the old one stays revoked.
+ */
+/* Number of ranks of comm known to have failed; fills ranks[0 .. min(count, max) - 1]
+ * (ranks in comm). */
+int rcoll_comm_failed(const rcoll_comm_t *comm, int *ranks, int max);
+/* Collective over the surviving ranks of comm (also when comm is revoked): a new
+ * communicator of the survivors, in the same order. */
+rcoll_status_t rcoll_comm_shrink(rcoll_comm_t *comm, rcoll_comm_t **newcomm);
+
 /* Nodes are as the launcher reports them (PMIx: the process's PMIX_HOSTNAME,
  * else PMIX_NODEID, else the host name; rcoll_init_oob: its `node` field).
  * The node communicator is released with rcoll_comm_free(). */

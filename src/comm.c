@@ -120,6 +120,10 @@ rcoll_status_t rcoll_comm_create(rcoll_context_t *ctx, uint64_t id, int rank, in
     }
     /* The creation-time properties (see coll.h): the same on every member. */
     comm->shm_usable = comm->local_size == size && ctx->config.shm;
+    if (rcoll__ft_comm_add(comm) != RCOLL_OK) {      /* revoke.c: found by id */
+        free(comm);
+        return RCOLL_ERR_NO_MEMORY;
+    }
     ctx->ncomms++;
     rcoll_whereis_comm_attach(comm);
     *out = comm;
@@ -236,6 +240,7 @@ void rcoll_comm_destroy(rcoll_comm_t *comm)
         rcoll_comm_destroy(comm->rail_comm);
     }
     rcoll_coll_comm_fini(comm);
+    rcoll__ft_comm_del(comm);
     rcoll_whereis_comm_detach(comm);
     free(comm->group_seqs);
     if (comm->sub_kind == 0) {

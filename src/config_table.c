@@ -15,6 +15,11 @@ static const rcoll_config_entry_t core_table[] = {
       "set-up, the bootstrap); 0 waits forever. On expiry the call fails with RCOLL_ERR_TIMEOUT "
       "and logs the collective, step and peer",
       RCOLL_CONFIG_DOUBLE, F(timeout), NULL, 1, .min = 0, .max = 1e6 },
+    { "REVOKE_ON_TIMEOUT", "1", "A collective that times out revokes its communicator like one "
+      "whose peer died: every member is told and every later collective on it fails at once "
+      "(until rcoll_comm_shrink). 0: only a dead peer or a transport error revokes, so a rank "
+      "that is merely late leaves the communicator usable",
+      RCOLL_CONFIG_BOOL, F(revoke_on_timeout), NULL, 1 },
     { "EAGER_LIMIT", "16384", "Messages up to this many bytes are copied through pre-registered "
       "buffers (eager); larger ones use rendezvous (RDMA write into the receiver's buffer). "
       "Each rank pre-registers about (ranks x 8-32 + 128) buffers of this size for the verbs "

@@ -327,6 +327,7 @@ static void context_destroy(rcoll_context_t *ctx)
     if (ctx->world != NULL) {
         rcoll_comm_destroy(ctx->world);
     }
+    rcoll__ft_fini(ctx);
     rcoll_whereis_fini(ctx);
     rcoll_selector_fini(ctx);
     if (ctx->boot_ops != NULL) {

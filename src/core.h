@@ -124,6 +124,9 @@ struct rcoll_context {
     uint64_t              job_key;             /* a hash of the bootstrap exchange: the same on every rank */
     struct rcoll_whereis *whereis;             /* the node's table */
     struct rcoll_where_rank *where_me;         /* this rank's entry in it (never NULL after init) */
+    /* failure handling (revoke.c): the communicators by id, revoke state,
+     * shrink messages waiting for their agreement; NULL until needed */
+    struct rcoll_ft      *ft;
 };
 
 /* rcoll_ctx_config (coll.h) reads the settings through a cast. */
@@ -206,5 +209,25 @@ uint64_t rcoll__comm_group_key(uint64_t parent_id, int tag, const int *ranks, in
 void   rcoll_task_fail(rcoll_task_t *task, rcoll_status_t st);
 rcoll_status_t rcoll_task_post_alg(rcoll_comm_t *comm, const rcoll_coll_args_t *args,
                                    const rcoll_alg_t *alg, rcoll_task_t **out);
+
+/* ---- failure handling (revoke.c, comm_shrink.c; docs/reliability.md) ---- */
+struct rcoll_wire_hdr;                                   /* wire.h */
+/* Know comm by its id (rcoll_comm_create / rcoll_comm_destroy); free all at finalize. */
+rcoll_status_t rcoll__ft_comm_add(rcoll_comm_t *comm);
+void   rcoll__ft_comm_del(rcoll_comm_t *comm);
+void   rcoll__ft_fini(rcoll_context_t *ctx);
+/* task failed with st: revoke its communicator if st says a peer died or
+ * did not answer (off the per-collective path: task.c calls it on errors). */
+void   rcoll__revoke_on_failure(rcoll_task_t *task, rcoll_status_t st);
+/* Revoke comm locally with st and tell its reachable members; no-op if revoked. */
+void   rcoll__revoke(rcoll_comm_t *comm, rcoll_status_t st, int failed_wrank);
+/* End every running collective on the revoked comm with its error. */
+void   rcoll__revoke_fail_tasks(rcoll_comm_t *comm);
+/* The messages (p2p.c dispatches them; validated as hostile input). */
+void   rcoll__revoke_recv(rcoll_context_t *ctx, int wpeer, const struct rcoll_wire_hdr *h);
+void   rcoll__shrink_recv(rcoll_context_t *ctx, int wpeer, const struct rcoll_wire_hdr *h,
+                          const void *body, size_t body_len);
+/* 1 if comm rank r of comm is known to have failed (ctx->peer_failed, or named in a revoke). */
+int    rcoll__comm_rank_failed(const rcoll_comm_t *comm, int r);
 
 #endif

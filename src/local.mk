@@ -17,11 +17,13 @@ librcoll_core_la_SOURCES = \
     src/comm.c \
     src/coll_support.c \
     src/comm_group.c \
+    src/comm_shrink.c \
     src/comm_node.c \
     src/datatype.c \
     src/log.c \
     src/p2p.c \
     src/p2p_flow.c \
+    src/revoke.c \
     src/progress.c \
     src/task.c \
     src/task_child.c \
@@ -34,7 +36,7 @@ librcoll_core_la_SOURCES = \
     src/reduce.c \
     src/reduce_half.c \
     src/reduce_half.h
-noinst_HEADERS = src/bootstrap.h src/core.h src/liveness.h src/wire.h src/addr_blob.h common/auth.h common/siphash.h \
+noinst_HEADERS = src/bootstrap.h src/core.h src/ft.h src/liveness.h src/wire.h src/addr_blob.h common/auth.h common/siphash.h \
     src/p2p_flow.h \
     common/binding.h common/config.h common/list.h common/log.h common/reduce.h common/status.h \
     transports/transport.h collectives/coll.h

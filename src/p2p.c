@@ -992,6 +992,8 @@ void rcoll_p2p_recv_cb(void *arg, int peer, const void *msg, size_t len)
     case RCOLL_MSG_WITHDRAW: on_withdraw(ctx, peer, &h); break;
     case RCOLL_MSG_WHERE_Q: case RCOLL_MSG_WHERE_A: rcoll__whereis_on_msg(ctx, peer, &h, body, body_len);
         break;
+    case RCOLL_MSG_REVOKE:   rcoll__revoke_recv(ctx, peer, &h); break;
+    case RCOLL_MSG_SHRINK:   rcoll__shrink_recv(ctx, peer, &h, body, body_len); break;
     }
 }
 

@@ -102,8 +102,11 @@ static void task_finish(rcoll_task_t *task, rcoll_status_t st)
         if (st == RCOLL_ERR_TIMEOUT) {
             st = rcoll_liveness_cause(task, st);   /* a peer gave up because a member died */
         }
+        rcoll__revoke_on_failure(task, st);     /* tell the others (revoke.c) */
     }
-    task->status = st;
+    /* One finishing after its communicator was revoked fails too (revoke.c):
+     * the others have given up on it. */
+    task->status = st != RCOLL_OK ? st : task->comm->revoked;
     task->done = 1;
     rcoll_list_del(&task->link);
 }
@@ -154,6 +157,11 @@ static inline uint32_t call_sig(const rcoll_coll_args_t *a)
 rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args, rcoll_task_t **out)
 {
     rcoll_context_t *ctx = comm->ctx;
+    if (comm->revoked != RCOLL_OK) {
+        rcoll_debug("%s on revoked communicator 0x%llx: %s", rcoll_coll_name(args->type),
+                    (unsigned long long)comm->id, rcoll_strerror(comm->revoked));
+        return comm->revoked;
+    }
     rcoll_task_t *task = task_alloc(ctx);
     if (task == NULL) {
         rcoll_error("%s: out of memory for a request", rcoll_coll_name(args->type));
@@ -282,6 +290,10 @@ static void timed_out(rcoll_task_t *task, double idle, const rcoll_task_t *ahead
 int rcoll_task_check_deadline(rcoll_task_t *task)
 {
     double timeout = task->ctx->config.timeout;
+    if (task->comm->revoked != RCOLL_OK && !task->done) {
+        rcoll__revoke_fail_tasks(task->comm);    /* revoke.c: at the backoff rate, not per spin */
+        return 1;
+    }
     if (task->done) {
         return 0;
     }

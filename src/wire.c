@@ -46,6 +46,8 @@ const char *rcoll_msg_type_name(int type)
     case RCOLL_MSG_PULL:     return "PULL";
     case RCOLL_MSG_PULLED:   return "PULLED";
     case RCOLL_MSG_CREDIT:   return "CREDIT";
+    case RCOLL_MSG_REVOKE:   return "REVOKE";
+    case RCOLL_MSG_SHRINK:   return "SHRINK";
     default:              return "unknown";
     }
 }
@@ -85,6 +87,7 @@ rcoll_status_t rcoll_wire_decode(const void *msg, size_t msg_len, rcoll_wire_hdr
     switch (h->type) {
     case RCOLL_MSG_EAGER:
     case RCOLL_MSG_PULLED:
+    case RCOLL_MSG_SHRINK:
         if (h->len != rest || h->rkey_len != 0) {
             snprintf(err, errlen, "%s says %llu payload bytes, carries %zu",
                      rcoll_msg_type_name(h->type), (unsigned long long)h->len, rest);
@@ -106,6 +109,7 @@ rcoll_status_t rcoll_wire_decode(const void *msg, size_t msg_len, rcoll_wire_hdr
     case RCOLL_MSG_HOLD:
     case RCOLL_MSG_PULL:
     case RCOLL_MSG_CREDIT:
+    case RCOLL_MSG_REVOKE:
         if (rest != 0 || h->rkey_len != 0) {
             snprintf(err, errlen, "%s with %zu trailing bytes", rcoll_msg_type_name(h->type), rest);
             return RCOLL_ERR_PROTOCOL;

@@ -55,7 +55,13 @@ typedef enum {
     RCOLL_MSG_CREDIT   = 19,  /* receiver to sender: len bytes of eager credit come back */
     /* Where is everyone (whereis_remote.c), numbered apart from the rest: */
     RCOLL_MSG_WHERE_Q  = 40,  /* a timeout's query about ranks of this node: header + world ranks */
-    RCOLL_MSG_WHERE_A  = 41   /* its answer: header + one record per rank asked */
+    RCOLL_MSG_WHERE_A  = 41,  /* its answer: header + one record per rank asked */
+    /* Failure handling (revoke.c, comm_shrink.c; docs/reliability.md): */
+    RCOLL_MSG_REVOKE   = 32,  /* comm_id is revoked: seq = the sender's first error, step = the
+                                 failed world rank it knows of (or UINT32_MAX); header only */
+    RCOLL_MSG_SHRINK   = 33   /* one message of rcoll_comm_shrink's agreement: seq = epoch,
+                                 step = round << 2 | kind, addr = new comm id; the body
+                                 (len bytes) is the failed set, one byte per comm rank */
 } rcoll_msg_type_t;
 
 #define RCOLL_WIRE_WHERE_MAX 8192   /* bytes after a WHERE_Q or WHERE_A header, at most */

@@ -127,7 +127,7 @@ static void still_works(rcoll_comm_t *world, size_t bytes)
 
 int main(int argc, char **argv)
 {
-    static const char *const config[] = { "SHM=0", "TIMEOUT=1", NULL };
+    static const char *const config[] = { "SHM=0", "TIMEOUT=1", "REVOKE_ON_TIMEOUT=0", NULL };
     rcoll_context_t *ctx;
     int rc = check_start("late_write_check", argc, argv, config, &ctx, &wrank, &wsize, &verbose);
     if (rc != 0)

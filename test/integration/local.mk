@@ -13,7 +13,8 @@ noinst_PROGRAMS += test/integration/coll_check test/integration/comm_check \
                    test/integration/node_check test/integration/mismatch_check \
                    test/integration/wedge_check test/integration/where_check \
                    test/integration/late_write_check test/integration/shm_leftover_check \
-                   test/integration/dead_check test/integration/flood_check
+                   test/integration/dead_check test/integration/flood_check \
+                   test/integration/shrink_check
 test_integration_coll_check_SOURCES = test/integration/coll_check.c \
     test/integration/coll_cases.c $(INTEG_COMMON)
 test_integration_coll_check_LDADD = $(INTEG_LDADD)
@@ -71,3 +72,6 @@ test_integration_auth_check_CFLAGS = $(RCOLL_INTERNAL_CPPFLAGS) $(AM_CFLAGS) $(U
 test_integration_auth_check_LDADD = librcoll.la $(UCX_LIBS) $(PMIX_LIBS) $(HWLOC_LIBS) \
     $(IBVERBS_LIBS) $(RDMACM_LIBS) -lm -lpthread
 test_integration_auth_check_LDFLAGS = $(INTEG_LINKOPTS) -static
+test_integration_shrink_check_SOURCES = test/integration/shrink_check.c
+test_integration_shrink_check_LDADD = $(INTEG_LDADD)
+test_integration_shrink_check_LDFLAGS = $(INTEG_LINKOPTS)

@@ -43,7 +43,9 @@
 #               oob (oob_threads: 4 threads with rcoll_init_oob contexts in
 #               one process, started once without the launcher), auth
 #               (auth_check: forged and replayed UCX messages from a worker
-#               outside the job are dropped, once, without the launcher); default all
+#               outside the job are dropped, once, without the launcher), shrink
+#               (shrink_check kill, kill2 and stop, once, at 6 ranks under
+#               rcollrun --enable-recovery; rcollrun only); default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
 #   --nodes     emulated nodes (rcollrun only, as root): one launch set per
@@ -75,7 +77,7 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout mismatch late wedge where shmleft dead flood oob auth"
+only="coll comm group nb node timeout mismatch late wedge where shmleft dead flood oob auth shrink"
 coll_args=()
 limit_override=""
 
@@ -423,6 +425,38 @@ else
     done
     node_arg=""
 fi
+# shrink_case MODE WANT_RC WANT_OK: shrink_check MODE at 6 ranks under
+# rcollrun --enable-recovery must exit WANT_RC (128+9: the SIGKILLed rank's
+# status) with WANT_OK ranks reporting ok, no FAIL, and rcollrun naming the
+# killed rank on one line.
+shrink_case() {
+    local mode=$1 want_rc=$2 want_ok=$3 log rc nok t0 secs
+    log="$logdir/shrink_check_$mode-n6.log"
+    t0=$(date +%s)
+    cmd=("$top/tools/rcollrun/rcollrun" --enable-recovery -n 6 --timeout 100 --
+         "$here/shrink_check" "$mode")
+    echo "+ ${cmd[*]}" > "$log"
+    timeout --kill-after=10 120 "${cmd[@]}" >> "$log" 2>&1 < /dev/null
+    rc=$?
+    secs=$(( $(date +%s) - t0 ))
+    nok=$(grep -c '^shrink_check rank [0-9]*: ok' "$log")
+    if [ "$rc" = "$want_rc" ] && [ "$nok" = "$want_ok" ] && ! grep -q '^FAIL' "$log" &&
+       { [ "$mode" = stop ] || grep -q '^rcollrun: rank 2 .*killed by signal 9.*go on' "$log"; }; then
+        printf 'ok   %s shrink_check %s n=6 (%s s)\n' "$label" "$mode" "$secs"
+        passed=$((passed + 1))
+    else
+        printf 'FAIL %s shrink_check %s n=6 (%s s): exit status %s (want %s), %s ranks ok (want %s); log %s\n' \
+            "$label" "$mode" "$secs" "$rc" "$want_rc" "$nok" "$want_ok" "$log"
+        tail -n 25 "$log" | sed 's/^/     | /'
+        failed=$((failed + 1))
+    fi
+}
+if wants shrink && [ "$launcher" = rcollrun ] && [ -z "$nodes" ]; then
+    shrink_case kill 137 5
+    shrink_case kill2 137 4
+    shrink_case stop 0 6
+fi
+
 # threads with their own contexts in one process: no launcher, run once
 wants oob && run_one "oob_threads${qflag[*]:+ ${qflag[*]}}" 0 300 "$here/oob_threads" "${qflag[@]}"
 wants auth && run_one "auth_check" 0 120 "$here/auth_check"

@@ -145,7 +145,7 @@ static int expect_timeout(rcoll_context_t *ctx, const char *coll, const char *al
 
 int main(int argc, char **argv)
 {
-    const char *const config[] = {"RCOLL_TIMEOUT=2", NULL};
+    const char *const config[] = {"RCOLL_TIMEOUT=2", "RCOLL_REVOKE_ON_TIMEOUT=0", NULL};
     rcoll_context_t *ctx;
     int rc = check_start("timeout_check", argc, argv, config, &ctx, &wrank, &wsize, &verbose);
     if (rc != 0) {

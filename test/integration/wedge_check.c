@@ -152,7 +152,7 @@ int main(int argc, char **argv)
         memmove(&argv[i], &argv[i + 2], sizeof(char *) * (size_t)(argc - i - 1));
         argc -= 2;
     }
-    const char *const config[] = {"RCOLL_TIMEOUT=1", NULL};
+    const char *const config[] = {"RCOLL_TIMEOUT=1", "RCOLL_REVOKE_ON_TIMEOUT=0", NULL};
     rcoll_context_t *ctx;
     int rc = check_start("wedge_check", argc, argv, config, &ctx, &wrank, &wsize, &verbose);
     if (rc != 0)

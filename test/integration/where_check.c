@@ -7,7 +7,8 @@
  *
  * With RCOLL_TIMEOUT=3 and allreduce forced to recursive doubling:
  *  late: rank L (5, or the last rank if fewer) enters an allreduce 8 s late.
- *    Every other rank gets RCOLL_ERR_TIMEOUT, and its log (stderr, captured)
+ *    Every other rank gets RCOLL_ERR_TIMEOUT (or PEER_FAILED: revoked by the
+ *    first to time out), and its log (stderr, captured)
  *    must name rank L as not entered and not in rcoll, whichever neighbour
  *    it waited for, also where L is on another node (rcollrun --nodes 2 -n
  *    8, srun -N 2: the report asks L's node), and no rank as not visible.
@@ -117,7 +118,10 @@ static void scenario_late(rcoll_comm_t *comm, int late, double t0)
     if (verbose)
         fprintf(stderr, "rank %d: late: %s after %.1f s\n", wrank, rcoll_strerror(st), el);
     if (wrank != late) {
-        if (st != RCOLL_ERR_TIMEOUT)
+        /* its own timeout, or another member's: the first to time out
+         * revokes the communicator (RCOLL_REVOKE_ON_TIMEOUT), and a rank told
+         * so ends with PEER_FAILED, naming the late rank all the same */
+        if (st != RCOLL_ERR_TIMEOUT && st != RCOLL_ERR_PEER_FAILED)
             FAILF("late: rank %d was %.0f s late (RCOLL_TIMEOUT=%.0f), yet allreduce returned %s",
                   late, LATE_S, TIMEOUT_S, rcoll_strerror(st));
         else if (!names(log, late, "not entered: not in rcoll") || says_not_visible(log))
@@ -142,7 +146,7 @@ static void scenario_bcast(rcoll_comm_t *comm, int odd, double t0)
     if (st == RCOLL_OK)
         FAILF("bcast: rank %d called bcast, the others allreduce, yet this rank's %s succeeded",
               odd, wrank == odd ? "bcast" : "allreduce");
-    else if (st == RCOLL_ERR_TIMEOUT) {
+    else if (st == RCOLL_ERR_TIMEOUT || st == RCOLL_ERR_PEER_FAILED) {
         int ok = !says_not_visible(log);
         if (wrank != odd)
             ok = names(log, odd, "called rcoll_bcast");

@@ -12,3 +12,11 @@ test_unit_test_whereis_SOURCES = test/unit/test_whereis.c
 test_unit_test_whereis_CFLAGS = $(UNIT_CFLAGS)
 test_unit_test_whereis_LDFLAGS = $(UNIT_LDFLAGS)
 test_unit_test_whereis_LDADD = $(UNIT_LDADD) -lpthread
+
+# revoke, rcoll_comm_failed and rcoll_comm_shrink over the loop transport
+check_PROGRAMS += test/unit/test_shrink
+TESTS += test/unit/test_shrink
+test_unit_test_shrink_SOURCES = test/unit/test_shrink.c
+test_unit_test_shrink_CFLAGS = $(UNIT_CFLAGS) -I$(top_srcdir)/transports/loop
+test_unit_test_shrink_LDFLAGS = $(UNIT_LDFLAGS)
+test_unit_test_shrink_LDADD = $(UNIT_LDADD) -lpthread

@@ -1,5 +1,6 @@
 /*
- * rcollrun -n N [--nodes K|N1,N2,...] [--timeout SECONDS] [--tag-output] [-x VAR[=VAL]]...
+ * rcollrun -n N [--nodes K|N1,N2,...] [--timeout SECONDS] [--tag-output] [--enable-recovery]
+ *          [-x VAR[=VAL]]...
  *          [--] prog args...
  *
  * Command line and main; see rcollrun.h for the layout of the launcher.
@@ -54,6 +55,9 @@ static void usage(FILE *f)
 "  --report-bindings      print each rank's binding and CPU set\n"
 "  --timeout SECONDS      terminate the job if it runs longer (default: no limit)\n"
 "  --tag-output           prefix each output line with [RANK]\n"
+"  --enable-recovery      when a rank fails (non-zero exit, signal, no\n"
+"                         PMIx_Finalize), name it on one line and let the\n"
+"                         others run to their end (rcoll_comm_shrink)\n"
 "  -x VAR[=VAL]           export VAR to the ranks, set to VAL if given (repeatable)\n"
 "  -v, --verbose          report PMIx events (connect, fence, finalize) on stderr\n"
 "  -h, --help             show this help\n"
@@ -65,7 +69,8 @@ static void usage(FILE *f)
 "If a rank exits with a non-zero status, is killed by a signal, calls\n"
 "PMIx_Abort, or exits without PMIx_Finalize while its peers still run, or the\n"
 "job outlives --timeout, or rcollrun gets SIGINT/SIGTERM/SIGHUP, rcollrun\n"
-"names the cause, sends SIGTERM to the remaining ranks and SIGKILL %g s later.\n"
+"names the cause, sends SIGTERM to the remaining ranks and SIGKILL %g s later\n"
+"(with --enable-recovery only for PMIx_Abort, --timeout and signals).\n"
 "\n"
 "Exit status: 0 if every rank exited 0; otherwise the status of the first\n"
 "rank that failed (128+N for signal N), the PMIx_Abort status, 124 for\n"
@@ -187,6 +192,10 @@ static int parse_args(int argc, char **argv, rcollrun_opts_t *o)
         }
         if (strcmp(a, "--tag-output") == 0) {
             o->tag_output = true;
+            continue;
+        }
+        if (strcmp(a, "--enable-recovery") == 0) {
+            o->enable_recovery = true;
             continue;
         }
         if (strcmp(a, "--report-bindings") == 0) {

@@ -51,6 +51,7 @@ typedef struct {
     double       grace_s;       /* SIGTERM -> SIGKILL */
     bool         tag_output;
     bool         verbose;
+    bool         enable_recovery; /* --enable-recovery: a failed rank does not end the others */
     char       **exports;       /* -x VAR or VAR=VAL, NULL-terminated */
     size_t       nexports;
     const char  *nodes_spec;    /* --nodes, NULL: one node */

@@ -4,7 +4,9 @@
  * the PMIx upcall wake-up pipe.  The first abnormal end (a rank's non-zero
  * exit or signal, a PMIx_Abort, --timeout, a signal to rcollrun) is
  * reported once and terminates the rest: SIGTERM to each rank's process
- * group, SIGKILL after the grace period.
+ * group, SIGKILL after the grace period.  With --enable-recovery a rank's
+ * own end (exit, signal) is reported and the others run on; the exit status
+ * is still the first failed rank's.
  */
 #define _GNU_SOURCE
 #include "rcollrun.h"
@@ -121,15 +123,17 @@ static void rank_ended(sv_t *sv, rcollrun_rank_t *r, int st)
         return;
     }
     rcollrun_pmix_notify_ended(r->rank, code);
-    if (keep_going()) {
-        rcollrun_msg("rank %d (pid %ld) %s; the other %d %s on (RCOLLRUN_KEEP_GOING)", r->rank,
-                     (long)r->pid, how, sv->nrunning, sv->nrunning == 1 ? "rank goes" : "ranks go");
-        set_exit(sv, code);
+    set_exit(sv, code);
+    if (sv->o->enable_recovery || keep_going()) {
+        /* The survivors find out themselves (rcoll: PEER_FAILED, revoke,
+         * rcoll_comm_shrink); the job's status stays the first failure's.
+         * RCOLLRUN_KEEP_GOING=1 in rcollrun's environment does the same. */
+        rcollrun_msg("rank %d (pid %ld) %s; --enable-recovery: the other %d %s go on", r->rank,
+                     (long)r->pid, how, sv->nrunning, ranks_word(sv->nrunning));
         return;
     }
     others_suffix(sv, tail, sizeof(tail));
     rcollrun_msg("rank %d (pid %ld) %s%s", r->rank, (long)r->pid, how, tail);
-    set_exit(sv, code);
     begin_termination(sv);
 }
 
