@@ -59,6 +59,7 @@ typedef struct rcoll_p2p_op {
     int                   rndv;       /* 0: eager, RCOLL_P2P_RNDV_PUT or _GET */
     rcoll_status_t        status;
     rcoll_tl_mr_t        *mr;         /* rndv recv: the advertised region */
+    uint64_t              raddr;      /* rndv send by put: the RTR's address, echoed in FIN */
     rcoll_tl_t           *tl;         /* transport used with this peer */
     const rcoll_tl_ops_t *tl_ops;
     rcoll_tl_completion_t put_comp;   /* rndv send's put, or rndv-by-get recv's get */

@@ -203,6 +203,7 @@ static void put_done(rcoll_tl_completion_t *comp, rcoll_status_t st)
     }
     rcoll_wire_hdr_t h;
     fill_hdr(&h, op, RCOLL_MSG_FIN);
+    h.addr = op->raddr;                 /* names the transfer: the advertised buffer */
     st = send_msg(ctx, op->wpeer, &h, NULL, 0);
     op_complete(op, st);
 }
@@ -221,11 +222,13 @@ static void start_put(rcoll_p2p_op_t *op, const rcoll_wire_hdr_t *rtr, const voi
          * receiver, which would otherwise wait for its deadline. */
         rcoll_wire_hdr_t h;
         fill_hdr(&h, op, RCOLL_MSG_FIN);
+        h.addr = rtr->addr;
         (void)send_msg(op->task->ctx, op->wpeer, &h, NULL, 0);
         op_fail(op, rtr->len < op->len ? RCOLL_ERR_TRUNCATED : RCOLL_ERR_PROTOCOL, why);
         return;
     }
     op->state = RCOLL_P2P_PUTTING;
+    op->raddr = rtr->addr;
     op->put_comp.cb = put_done;
     op->task->inflight_tl++;
     rcoll_status_t st = op->tl_ops->put(op->tl, op->wpeer, op->buf, op->len, rtr->addr, rkey,
@@ -778,6 +781,14 @@ static void on_rndv_end(rcoll_context_t *ctx, rcoll_list_t *list, rcoll_p2p_stat
         rcoll_warn("dropping %s from rank %d for comm 0x%llx seq %u step %u: no %s is waiting "
                    "for it", fin ? "FIN" : "DONE", wpeer, (unsigned long long)h->comm_id, h->seq,
                    h->step, fin ? "rendezvous receive" : "send");
+        return;
+    }
+    if (fin && h->addr != (uint64_t)(uintptr_t)op->buf) {
+        /* not the transfer this receive advertised (RTR): a stale or forged
+         * FIN; the receive keeps waiting for its own (or its deadline) */
+        rcoll_warn("dropping FIN from rank %d for comm 0x%llx seq %u step %u: it names buffer "
+                   "0x%llx, the receive advertised %p", wpeer, (unsigned long long)h->comm_id,
+                   h->seq, h->step, (unsigned long long)h->addr, op->buf);
         return;
     }
     rcoll_list_del(&op->link);

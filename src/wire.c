@@ -75,6 +75,14 @@ rcoll_status_t rcoll_wire_decode(const void *msg, size_t msg_len, rcoll_wire_hdr
                  h->version, RCOLL_WIRE_VERSION);
         return RCOLL_ERR_PROTOCOL;
     }
+    uint32_t reserved = get32(p + 44);
+    if (reserved != 0) {
+        /* Never meaningful today: a peer that sets them is broken, hostile or
+         * speaks a later protocol whose meaning this rank would miss. */
+        snprintf(err, errlen, "%s with reserved header bytes 0x%08x, not 0",
+                 rcoll_msg_type_name(h->type), reserved);
+        return RCOLL_ERR_PROTOCOL;
+    }
     size_t rest = msg_len - RCOLL_WIRE_HDR_SIZE;
     switch (h->type) {
     case RCOLL_MSG_EAGER:

@@ -18,12 +18,14 @@
  *                      written; DONE: bytes read (or the receiver's length,
  *                      refusing); HOLD: bytes held; PULL: the receiver's
  *                      length; CREDIT: bytes of credit returned
- *    32    8 addr      RTR, RTS: address of the advertised region
+ *    32    8 addr      RTR, RTS: address of the advertised region; FIN: the
+ *                      address of the RTR it answers (a receive drops a FIN
+ *                      naming another: forged or stale)
  *    40    4 sig       signature of the collective call (type, count,
  *                      datatype, op, root; task.c), 0 for the core's own
  *                      protocols: a receiver whose call has another one
  *                      fails the message with RCOLL_ERR_PROTOCOL
- *    44    4 reserved  0
+ *    44    4 reserved  0 (decode drops a message with anything else here)
  */
 #ifndef RCOLL_WIRE_H
 #define RCOLL_WIRE_H
@@ -85,8 +87,8 @@ void rcoll_wire_encode(const rcoll_wire_hdr_t *hdr, void *buf);
  * holds the header and *body, *body_len the bytes after it.  Rejects (returns
  * RCOLL_ERR_PROTOCOL, writes why into err) a short message, an unknown type
  * or version, an EAGER whose len differs from the bytes present, an RTR whose
- * rkey_len differs from the bytes present or is zero, and anything with
- * trailing bytes where none belong.
+ * rkey_len differs from the bytes present or is zero, anything with
+ * trailing bytes where none belong, and non-zero reserved bytes.
  */
 rcoll_status_t rcoll_wire_decode(const void *msg, size_t msg_len, rcoll_wire_hdr_t *hdr,
                                  const void **body, size_t *body_len, char *err, size_t errlen);

@@ -115,12 +115,19 @@ static inline void rcoll__shm_out_done(rcoll__shm_t *sh, uint64_t g)
 
 #define RCOLL__SHM_PIPE_STAGES 3
 
+/* Whose chunks a rank reads (rcoll__shm_pipe_t.reads): every other
+ * rank's, none (a bcast root), or one rank's (a bcast leaf: the root). */
+#define RCOLL__SHM_READS_ALL  (-1)
+#define RCOLL__SHM_READS_NONE (-2)
+
 typedef struct rcoll__shm_pipe {
     uint64_t g0;          /* id of chunk 0 */
     size_t   chunk;       /* bytes per chunk */
     size_t   nchunks;
     size_t   done[RCOLL__SHM_PIPE_STAGES];
     int      nstages;
+    int      reads;       /* RCOLL__SHM_READS_ALL (pipe_init's), _NONE, or a rank */
+    int      signed_in;   /* this rank's slot word of k holds op->word */
 } rcoll__shm_pipe_t;
 
 typedef int (*rcoll__shm_stage_fn)(rcoll_task_t *task, void *state);
@@ -138,7 +145,22 @@ static inline size_t rcoll__shm_pipe_part(const rcoll__shm_pipe_t *P, size_t c, 
     return nbytes - *off < P->chunk ? nbytes - *off : P->chunk;
 }
 
-/* Run the stages (stage s: stages[s](task, state)) as far as they go.
+/*
+ * Signatures (issue 12 item 3): before its first chunk a rank writes its
+ * slot word of k (op->word: k and the call's signature, shm.h) without
+ * data, once every rank is through k - 2 (rcoll__shm_slots_free), so that
+ * every peer can tell which call it is in.  Once per collective, not per
+ * chunk: chunk ids are only handed out in call order, so two ranks whose
+ * pipelines disagree in length or kind have different words for the same
+ * k.  A rank waiting for a peer's chunk flag looks at that peer's word and
+ * fails at once with RCOLL_ERR_PROTOCOL if it holds k with another
+ * signature (the peer is in another call: its flags will never come); at
+ * the end, before the collective counts as done, every rank it read from
+ * must hold op->word and no other rank k with another signature, else the
+ * collective fails instead of returning what it copied (bytes of another
+ * call).
+ *
+ * Run the stages (stage s: stages[s](task, state)) as far as they go.
  * RCOLL_OK once the last stage is through every chunk (the collective is
  * then left: rcoll__shm_pipe_leave), else RCOLL_INPROGRESS, progress
  * marked for RCOLL_TIMEOUT if anything moved. */

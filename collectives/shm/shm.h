@@ -158,10 +158,11 @@ static inline uint64_t rcoll__shm_slot_word(uint64_t k, uint64_t sig)
  * this node, the segment is set up (the first collective sets it up), and
  * the earlier shm collectives on the communicator have finished here.
  * RCOLL_INPROGRESS until then, or an error (logged): among them, when the
- * ranks agreed that there is no segment (e.g. /dev/shm full), the cause
- * (RCOLL_ERR_NO_MEMORY) for this and every later shm collective on the
- * communicator.  It never changes task->alg: whether a communicator may
- * use shm is fixed when it is created (comm->shm_usable).
+ * ranks agreed that there is no segment (e.g. /dev/shm full): the task
+ * switches to the point-to-point algorithm the selector picks without shm
+ * and RCOLL_INPROGRESS is returned (the next progress call runs it; a
+ * communicator whose creation did not agree on a segment, docs/shm.md), or
+ * where shm was forced the cause (RCOLL_ERR_NO_MEMORY).
  */
 rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op);
 

@@ -18,10 +18,17 @@
  * every rank records that (sh->fin), so the next collective's check that
  * its slot is free (rcoll__shm_slots_free) reads no shared line.
  *
+ * The words carry the call's signature (op->word, shm.h): a rank that finds
+ * k in a peer's word with another signature knows the peer called another
+ * collective and fails with RCOLL_ERR_PROTOCOL; rank 0 then writes its word
+ * of k with the signature inverted, so the ranks waiting for its release
+ * fail alike instead of waiting out their deadline.
+ *
  * Waits: step 1 a slot still being read, step 2 a rank not yet arrived
  * (rank 0), step 3 the release (the others, waiting for rank 0).
  */
 #include "shm.h"
+#include "engines/shm_pipe.h"     /* rcoll__shm_slot_mismatch */
 
 typedef struct {
     rcoll__shm_op_t op;
@@ -30,6 +37,17 @@ typedef struct {
 RCOLL_ALG_STATE_CHECK(bar_shm_state_t);
 
 #define STEP_RELEASE 3u
+
+/* Rank q's word is not (yet) op->word: 0 while it is not at k, else (another
+ * call at k) -1 with op->error set (logged). */
+static int other_call(rcoll_task_t *task, rcoll__shm_op_t *op, int q, uint64_t w)
+{
+    if ((w & RCOLL__SHM_K_MASK) != (op->k & RCOLL__SHM_K_MASK)) {
+        return 0;
+    }
+    rcoll__shm_slot_mismatch(task, op, q, w);
+    return -1;
+}
 
 /* Every rank arrived at k: each finished k - 1. */
 static void all_finished(rcoll__shm_t *sh, uint64_t k)
@@ -56,22 +74,36 @@ static rcoll_status_t bar_shm_progress(rcoll_task_t *task)
             return RCOLL_INPROGRESS;
         }
         if (sh->me != 0) {
-            atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, k), k, memory_order_release);
+            atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, k), S->op.word, memory_order_release);
         }
         S->next = 1;            /* rank 0: the first rank to wait for */
         task->phase = 1;
     }
     if (sh->me == 0) {
         for (; S->next < sh->p; S->next++) {
-            if (atomic_load_explicit(rcoll__shm_slot_seq(sh, S->next, k), memory_order_acquire) != k) {
+            uint64_t w = atomic_load_explicit(rcoll__shm_slot_seq(sh, S->next, k), memory_order_acquire);
+            if (w != S->op.word) {
+                if (other_call(task, &S->op, S->next, w) < 0) {
+                    /* release the others into the same error */
+                    atomic_store_explicit(rcoll__shm_slot_seq(sh, 0, k),
+                                          S->op.word ^ (0xffffffull << RCOLL__SHM_K_BITS),
+                                          memory_order_release);
+                    return S->op.error;
+                }
                 rcoll__shm_waiting(task, S->next, RCOLL__SHM_STEP_ARRIVE);
                 return RCOLL_INPROGRESS;
             }
         }
-        atomic_store_explicit(rcoll__shm_slot_seq(sh, 0, k), k, memory_order_release);
-    } else if (atomic_load_explicit(rcoll__shm_slot_seq(sh, 0, k), memory_order_acquire) != k) {
-        rcoll__shm_waiting(task, 0, STEP_RELEASE);
-        return RCOLL_INPROGRESS;
+        atomic_store_explicit(rcoll__shm_slot_seq(sh, 0, k), S->op.word, memory_order_release);
+    } else {
+        uint64_t w = atomic_load_explicit(rcoll__shm_slot_seq(sh, 0, k), memory_order_acquire);
+        if (w != S->op.word) {
+            if (other_call(task, &S->op, 0, w) < 0) {
+                return S->op.error;
+            }
+            rcoll__shm_waiting(task, 0, STEP_RELEASE);
+            return RCOLL_INPROGRESS;
+        }
     }
     all_finished(sh, k);
     rcoll__shm_leave(task, &S->op);

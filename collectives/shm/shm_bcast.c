@@ -4,7 +4,8 @@
  *
  * Small buffers (<= 64 KiB and the slot size): the root copies the buffer into its
  * slot of parity k & 1 and raises the slot's sequence word to k; the others
- * wait for it and copy out.  The root rewrites that slot (collective k + 2)
+ * raise their own word to k (no data: it tells a peer in another call that
+ * this rank is in a bcast) and wait for the root's and copy out.  The root rewrites that slot (collective k + 2)
  * only after every rank has finished k.
  *
  * Large buffers: a pipeline over chunks.  The root copies chunk c into its
@@ -35,6 +36,16 @@ static rcoll_status_t bc_small(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
             return RCOLL_INPROGRESS;
         }
     } else {
+        if (task->phase == 0) {
+            /* announce the call in this rank's slot word too (no data), so that
+             * a root or barrier in another call sees the mismatch at once */
+            if (!rcoll__shm_slots_free(task, sh, S->op.k)) {
+                return RCOLL_INPROGRESS;
+            }
+            atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, S->op.k), S->op.word,
+                                  memory_order_release);
+            task->phase = 1;
+        }
         if ((data = rcoll__shm_slot_read(task, &S->op, root, n)) == NULL) {
             return rcoll__shm_not_read(&S->op);
         }
@@ -103,6 +114,7 @@ static rcoll_status_t bc_large(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
 
     if (task->phase == 0) {
         rcoll__shm_pipe_init(&S->pipe, sh, bc_chunk(sh, n), n, 1);
+        S->pipe.reads = sh->me == root ? RCOLL__SHM_READS_NONE : root;
         if (S->pipe.chunk < sh->chunk) {
             rcoll__shm_fault_in_pipe(sh, root);   /* the ring reads all of it */
         }

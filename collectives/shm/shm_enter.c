@@ -4,15 +4,17 @@
  * later ones, and the flag helpers.
  *
  * Whether a communicator may use shm at all is decided when it is created
- * (comm->shm_usable, see coll.h), so the selector offers shm only there and
- * nothing here ever changes the algorithm of a task.  The segment itself is
+ * (comm->shm_usable, see coll.h), so the selector offers shm only there,
+ * and nothing here changes the algorithm of a task but fall_back (below:
+ * communicators whose creation did not agree on a segment).  The segment itself is
  * set up lazily, with rcoll's own point-to-point messages of the first
  * collective (tags STEP_*): rank 0 creates the segment (unlinked at once)
  * and sends the path of its descriptor ("" if it could not) to every rank; each rank maps it and answers whether
  * it could; rank 0 sends the verdict (1 if all could).  So every rank knows
  * the same outcome: with a verdict of 0 they all drop the segment, and this
- * and every later shm collective on the communicator fails with the cause
- * (e.g. /dev/shm full: RCOLL_ERR_NO_MEMORY); RCOLL_SHM=0 avoids them.
+ * and every later shm collective on the communicator falls back to a
+ * point-to-point algorithm (fall_back; a forced shm fails with the cause,
+ * e.g. /dev/shm full: RCOLL_ERR_NO_MEMORY).
  */
 #include <math.h>
 #include <stdio.h>
@@ -181,6 +183,53 @@ static rcoll_status_t no_segment(rcoll_task_t *task, const rcoll__shm_t *sh)
     return sh->why_status != RCOLL_OK ? sh->why_status : RCOLL_ERR_NO_MEMORY;
 }
 
+/*
+ * The ranks agreed at this communicator's first shm collective that it has
+ * no segment (e.g. /dev/shm too small), on a communicator whose creation
+ * did not agree on it already (rcoll_comm_create_group, the node-aware
+ * sub-communicators: their creation sends no messages, see
+ * rcoll__comm_shm_agree): it stops offering shm (one warning,
+ * rcoll__shm_agreed) and this collective runs the point-to-point algorithm
+ * the selector picks now.  Every member reaches the same verdict at the
+ * same k and selects alike (shm_usable 0 everywhere from then on; a
+ * collective posted before the verdict falls back here, one posted after
+ * is never offered shm), so they run the same algorithm.  A forced shm
+ * choice (RCOLL_*_ALGORITHM=shm) stays an error.  Set-up messages use
+ * steps of their own (STEP_*), so they never match the new algorithm's.
+ */
+static void turn_over(rcoll__shm_t *sh, uint64_t k);
+
+static rcoll_status_t fall_back(rcoll_task_t *task, rcoll__shm_op_t *op)
+{
+    rcoll_comm_t *comm = task->comm;
+    rcoll__shm_t *sh = op->sh;
+
+    if (comm->shm_usable) {
+        comm->shm_usable = 0;
+        /* the selector's remembered choices were made with shm offered */
+        memset(rcoll_coll_comm(comm)->sel_cache, 0, sizeof(rcoll_coll_comm(comm)->sel_cache));
+        (void)rcoll__shm_agreed(comm);          /* the warning, once per job */
+    }
+    const rcoll_alg_t *alg = rcoll_select(task);
+    if (alg == NULL || alg == task->alg || alg->progress == task->alg->progress ||
+        strcmp(alg->name, "shm") == 0) {
+        return no_segment(task, sh);
+    }
+    rcoll_debug("%s on communicator 0x%llx: no shared-memory segment, algorithm %s instead",
+                rcoll_coll_name(task->args.type), (unsigned long long)comm->id, alg->name);
+    turn_over(sh, op->k);                       /* its shm turn is over */
+    task->alg = alg;
+    task->phase = 0;
+    task->wait_peer = -1;
+    task->wait_step = 0;
+    memset(task->alg_state, 0, sizeof(task->alg_state));
+    task->progress_count++;
+    /* Not alg->progress(task) here: the shm algorithm that called
+     * rcoll__shm_enter would take its RCOLL_OK for "entered" and read its
+     * (now cleared) state.  The next progress call runs the new one. */
+    return RCOLL_INPROGRESS;
+}
+
 static rcoll_status_t check_usable(rcoll_task_t *task)
 {
     rcoll_comm_t *comm = task->comm;
@@ -240,7 +289,7 @@ rcoll_status_t rcoll__shm_enter(rcoll_task_t *task, rcoll__shm_op_t *op)
                 if (task->alg == &rcoll__shm_agree_alg) {
                     return RCOLL_OK;       /* the agreed answer: no segment (rcoll__shm_agreed) */
                 }
-                return no_segment(task, sh);
+                return fall_back(task, op);
             }
             if (sh->state == RCOLL__SHM_FAILED) {
                 rcoll_error("%s algorithm shm: the set-up of communicator 0x%llx's shared-memory "

@@ -9,7 +9,8 @@
  * packed key.  The whole input is also decoded as a message.
  * Oracles: a key that unpacks packs back to the same bytes; the range check
  * agrees with exact (128-bit) arithmetic; a decoded message re-encodes to
- * its header (but the reserved bytes) and its body is what its header says.
+ * its header, reserved bytes included (decode takes only 0 there), and its
+ * body is what its header says.
  */
 #include "fuzz_util.h"
 #include "wire.h"
@@ -33,8 +34,9 @@ static void check_wire(const uint8_t *data, size_t size)
     }
     uint8_t again[RCOLL_WIRE_HDR_SIZE];
     rcoll_wire_encode(&h, again);
-    /* All but the last 4 bytes, reserved: decode ignores them, encode writes 0. */
-    FUZZ_CHECK(memcmp(again, msg, sizeof(again) - 4) == 0, "decode/encode changed the header");
+    /* Every byte, the reserved ones too: decode rejects them unless 0, and
+     * encode writes 0. */
+    FUZZ_CHECK(memcmp(again, msg, sizeof(again)) == 0, "decode/encode changed the header");
     FUZZ_CHECK((const uint8_t *)body == msg + RCOLL_WIRE_HDR_SIZE &&
                body_len == size - RCOLL_WIRE_HDR_SIZE, "body outside the message");
     switch (h.type) {
@@ -56,6 +58,11 @@ static void check_wire(const uint8_t *data, size_t size)
     case RCOLL_MSG_PULL:
     case RCOLL_MSG_CREDIT:
         FUZZ_CHECK(body_len == 0 && h.rkey_len == 0, "type %u with a body", h.type);
+        break;
+    case RCOLL_MSG_WHERE_Q:   /* where-is-everyone across nodes: header + records */
+    case RCOLL_MSG_WHERE_A:
+        FUZZ_CHECK(h.len == body_len && body_len <= RCOLL_WIRE_WHERE_MAX && h.rkey_len == 0,
+                   "WHERE len %llu, body %zu", (unsigned long long)h.len, body_len);
         break;
     default:
         FUZZ_CHECK(0, "accepted type %u", h.type);

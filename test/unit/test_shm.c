@@ -565,9 +565,12 @@ static void test_not_supported(void **state)
     free(ctx);
 }
 
-/* The ranks agreed at set-up that there is no segment (e.g. /dev/shm full):
- * every shm collective fails with the cause, and none is handed to another
- * algorithm (the choice was fixed when the communicator was created). */
+/* The ranks agreed at the first shm collective that there is no segment
+ * (e.g. /dev/shm full), on a communicator whose creation did not agree
+ * (create_group, node sub-communicators): forced to shm, every collective
+ * fails with the cause; chosen by the selector, each switches to a
+ * point-to-point algorithm of its collective before it runs, the
+ * communicator stops offering shm and stays without a segment. */
 static void test_no_segment(void **state)
 {
     (void)state;
@@ -587,18 +590,36 @@ static void test_no_segment(void **state)
     sh->state = RCOLL__SHM_UNAVAILABLE;
     snprintf(sh->why, sizeof(sh->why), "cannot reserve its bytes in /dev/shm");
     sh->why_status = RCOLL_ERR_NO_MEMORY;
-    for (int i = 0; i < 5; i++) {
-        memset(t, 0, sizeof(*t));
-        t->ctx = ctx;
-        t->comm = &comm;
-        t->alg = algs[i];
-        t->args.type = algs[i]->coll;
-        t->args.count = 1;
-        t->args.dtype = RCOLL_INT32;
-        t->args.op = RCOLL_SUM;
-        assert_int_equal(algs[i]->progress(t), RCOLL_ERR_NO_MEMORY);
-        assert_ptr_equal(t->alg, algs[i]);
-        assert_int_equal(sh->state, RCOLL__SHM_UNAVAILABLE);
+    for (int forced = 1; forced >= 0; forced--) {
+        const char *name = forced ? "shm" : "";
+        snprintf(ctx->config.allreduce_alg, sizeof(ctx->config.allreduce_alg), "%s", name);
+        snprintf(ctx->config.bcast_alg, sizeof(ctx->config.bcast_alg), "%s", name);
+        snprintf(ctx->config.barrier_alg, sizeof(ctx->config.barrier_alg), "%s", name);
+        snprintf(ctx->config.reduce_alg, sizeof(ctx->config.reduce_alg), "%s", name);
+        snprintf(ctx->config.allgather_alg, sizeof(ctx->config.allgather_alg), "%s", name);
+        ctx->config.gen++;                              /* the selector's cache */
+        for (int i = 0; i < 5; i++) {
+            memset(t, 0, sizeof(*t));
+            t->ctx = ctx;
+            t->comm = &comm;
+            t->alg = algs[i];
+            t->args.type = algs[i]->coll;
+            t->args.count = 1;
+            t->args.dtype = RCOLL_INT32;
+            t->args.op = RCOLL_SUM;
+            if (forced) {
+                assert_int_equal(algs[i]->progress(t), RCOLL_ERR_NO_MEMORY);
+                assert_ptr_equal(t->alg, algs[i]);
+            } else {
+                assert_int_equal(algs[i]->progress(t), RCOLL_INPROGRESS);
+                assert_ptr_not_equal(t->alg, algs[i]);
+                assert_int_equal(t->alg->coll, algs[i]->coll);
+                assert_string_not_equal(t->alg->name, "shm");
+                assert_int_equal(t->phase, 0);
+                assert_int_equal(comm.shm_usable, 0);
+            }
+            assert_int_equal(sh->state, RCOLL__SHM_UNAVAILABLE);
+        }
     }
     rcoll__shm_free(&comm);
     assert_null(rcoll_coll_comm(&comm)->shm);
