@@ -38,6 +38,8 @@ typedef enum {
     RCOLL_P2P_GETTING_VOID,   /* ... and the sender has withdrawn: the data will not count */
     RCOLL_P2P_WAIT_PULL,      /* eager send held for lack of credit: HOLD sent, waiting for PULL */
     RCOLL_P2P_PULLING,        /* eager recv: PULL sent for a held message, waiting for its data */
+    RCOLL_P2P_WITHDRAWN,      /* rndv-by-get send that failed: WITHDRAW sent, its source stays
+                                 readable until the receiver's DONE or DECLINE (p2p.c) */
     RCOLL_P2P_DONE
 } rcoll_p2p_state_t;
 

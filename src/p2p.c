@@ -395,6 +395,7 @@ static void get_done(rcoll_tl_completion_t *comp, rcoll_status_t st)
         return;                 /* cancelled after abort_peer: nothing landed since */
     }
     if (op->state == RCOLL_P2P_GETTING_VOID) {
+        send_ctl(op, RCOLL_MSG_DONE, op->len);     /* the withdrawn sender may free its source */
         op_fail(op, RCOLL_ERR_TIMEOUT, "the sender withdrew its message (its collective failed "
                 "or timed out) while it was being read: the data does not count");
         return;
@@ -777,6 +778,11 @@ static void on_rndv_end(rcoll_context_t *ctx, rcoll_list_t *list, rcoll_p2p_stat
 {
     int fin = h->type == RCOLL_MSG_FIN;
     rcoll_p2p_op_t *op = find_op(list, wpeer, h);
+    if (!fin && op != NULL && op->state == RCOLL_P2P_WITHDRAWN) {
+        rcoll_list_del(&op->link);       /* the receiver is done with the source */
+        op->state = RCOLL_P2P_WAIT_DONE; /* answered: drain_withdrawn completes it */
+        return;
+    }
     if (op == NULL || op->state != want) {
         rcoll_warn("dropping %s from rank %d for comm 0x%llx seq %u step %u: no %s is waiting "
                    "for it", fin ? "FIN" : "DONE", wpeer, (unsigned long long)h->comm_id, h->seq,
@@ -818,6 +824,11 @@ static void on_decline(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t *
         keep_unexpected(ctx, wpeer, h, NULL, 0);
         return;
     }
+    if (op->state == RCOLL_P2P_WITHDRAWN) {
+        rcoll_list_del(&op->link);       /* the receiver will not read the source */
+        op->state = RCOLL_P2P_WAIT_DONE; /* answered: drain_withdrawn completes it */
+        return;
+    }
     if (op->state != RCOLL_P2P_WAIT_DONE && op->state != RCOLL_P2P_WAIT_PULL) {
         return;
     }
@@ -836,6 +847,7 @@ static void on_withdraw(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t 
     rcoll_p2p_op_t *op = find_op(&ctx->posted_recvs, wpeer, h);
     if (op != NULL && (op->state == RCOLL_P2P_WAIT_RTS || op->state == RCOLL_P2P_POSTED ||
                        op->state == RCOLL_P2P_PULLING)) {   /* POSTED: the HOLD is late */
+        send_ctl(op, RCOLL_MSG_DECLINE, op->len);    /* nothing will be read: the sender lets go */
         rcoll_list_del(&op->link);
         op_fail(op, RCOLL_ERR_TIMEOUT, "the sender withdrew its message (its collective failed "
                 "or timed out)");
@@ -871,6 +883,13 @@ static void on_withdraw(rcoll_context_t *ctx, int wpeer, const rcoll_wire_hdr_t 
     }
     if (u != NULL) {
         drop_unexpected(ctx, u);
+    }
+    if (task == NULL || u != NULL) {
+        /* No read of it here (never started, or over): let the sender go. */
+        rcoll_wire_hdr_t d = *h;
+        d.type = RCOLL_MSG_DECLINE;
+        d.src = 0;
+        (void)send_msg(ctx, wpeer, &d, NULL, 0);
     }
     keep_unexpected(ctx, wpeer, h, NULL, 0);      /* fails the receive when it is posted */
 }
@@ -1074,6 +1093,50 @@ static void drain_get(rcoll_p2p_op_t *op)
     }
 }
 
+/* A failed send whose source a receiver may be reading (RCOLL_P2P_WITHDRAWN)
+ * may not return before the receiver answered (DONE, DECLINE) or the
+ * endpoint is closed: else the user frees the buffer while the read is
+ * served from it (UCX's emulated get reads it in this process). */
+static void drain_withdrawn(rcoll_p2p_op_t *op)
+{
+    /* After rcoll_p2p_cancel_task's first pass an op of the task in
+     * WAIT_DONE was withdrawn and has been answered already. */
+    if (op->state != RCOLL_P2P_WITHDRAWN && op->state != RCOLL_P2P_WAIT_DONE) {
+        return;
+    }
+    rcoll_context_t *ctx = op->task->ctx;
+    double t = ctx->config.timeout;
+    double bound = t > 0 && t < RCOLL_GET_DRAIN_MAX_S ? t : RCOLL_GET_DRAIN_MAX_S;
+    double now = rcoll_time_now(), end = now + bound, next_look = now;
+    while (op->state == RCOLL_P2P_WITHDRAWN && ctx->peer_failed[op->wpeer] == RCOLL_OK &&
+           now < end) {
+        if (now >= next_look) {              /* a dead reader never answers */
+            next_look = now + 0.01;
+            if (rcoll_liveness_gone(ctx, op->wpeer)) {
+                rcoll_p2p_peer_error_cb(ctx, op->wpeer, RCOLL_ERR_PEER_FAILED, "its process has "
+                                        "exited (seen while a withdrawn send waited for it)");
+                break;
+            }
+        }
+        op->tl_ops->progress(op->tl);
+        now = rcoll_time_now();
+    }
+    if (op->state == RCOLL_P2P_WITHDRAWN) {
+        rcoll_list_del(&op->link);
+        if (ctx->peer_failed[op->wpeer] == RCOLL_OK) {
+            char why[160];
+            snprintf(why, sizeof(why), "no answer to a withdrawn send of %zu bytes after %.1f s "
+                     "(its reader may still read it)", op->len, bound);
+            op->tl_ops->abort_peer(op->tl, op->wpeer, why);
+        }
+        rcoll_status_t st = ctx->peer_failed[op->wpeer];
+        op_fail(op, st != RCOLL_OK ? st : RCOLL_ERR_TIMEOUT, "a withdrawn send's reader did not "
+                "answer (failed, gone or silent): its endpoint is closed");
+        return;
+    }
+    op_complete(op, RCOLL_ERR_TIMEOUT);    /* answered; deregisters the source */
+}
+
 void rcoll_p2p_cancel_task(rcoll_task_t *task)
 {
     /* First withdraw every op still waiting for a message, so that no read
@@ -1082,6 +1145,12 @@ void rcoll_p2p_cancel_task(rcoll_task_t *task)
         rcoll_p2p_op_t *op = &rcoll_task_ops(task)[i];
         switch (op->state) {
         case RCOLL_P2P_WAIT_DONE:
+            /* The receiver may be reading the source now: it stays
+             * registered (and the user's buffer in use) until the receiver
+             * answers DONE or DECLINE; drain_withdrawn waits (bounded). */
+            send_ctl(op, RCOLL_MSG_WITHDRAW, op->len);
+            op->state = RCOLL_P2P_WITHDRAWN;
+            continue;
         case RCOLL_P2P_WAIT_PULL:
             send_ctl(op, RCOLL_MSG_WITHDRAW, op->len);
             break;
@@ -1101,6 +1170,7 @@ void rcoll_p2p_cancel_task(rcoll_task_t *task)
     }
     for (int i = 0; i < task->nops; i++) {
         drain_get(&rcoll_task_ops(task)[i]);
+        drain_withdrawn(&rcoll_task_ops(task)[i]);
     }
 }
 
@@ -1133,6 +1203,7 @@ const char *rcoll_p2p_state_name(const rcoll_p2p_op_t *op)
     case RCOLL_P2P_WAIT_RTS: return "rendezvous by get: waiting for the sender's ready-to-send";
     case RCOLL_P2P_GETTING:  return "rendezvous by get: RDMA read in flight";
     case RCOLL_P2P_GETTING_VOID: return "rendezvous by get: RDMA read in flight, sender withdrew";
+    case RCOLL_P2P_WITHDRAWN:    return "rendezvous by get: send withdrawn, waiting for the reader's answer";
     case RCOLL_P2P_WAIT_PULL: return "eager message held for lack of credit: waiting for the receiver to ask for it (PULL)";
     case RCOLL_P2P_PULLING:  return "held eager message asked for (PULL sent), waiting for its data";
     case RCOLL_P2P_DONE:     return "done";
