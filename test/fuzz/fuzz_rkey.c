@@ -57,7 +57,12 @@ static void check_wire(const uint8_t *data, size_t size)
     case RCOLL_MSG_HOLD:
     case RCOLL_MSG_PULL:
     case RCOLL_MSG_CREDIT:
+    case RCOLL_MSG_REVOKE:
         FUZZ_CHECK(body_len == 0 && h.rkey_len == 0, "type %u with a body", h.type);
+        break;
+    case RCOLL_MSG_SHRINK:    /* the shrink agreement: header + the failed set */
+        FUZZ_CHECK(h.len == body_len && h.rkey_len == 0, "SHRINK len %llu, body %zu",
+                   (unsigned long long)h.len, body_len);
         break;
     case RCOLL_MSG_WHERE_Q:   /* where-is-everyone across nodes: header + records */
     case RCOLL_MSG_WHERE_A:

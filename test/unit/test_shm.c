@@ -562,6 +562,7 @@ static void test_not_supported(void **state)
         assert_null(rcoll_coll_comm(&comm)->shm);
     }
     free(t);
+    rcoll_selector_fini(ctx);      /* its caches: the selection ran on this context */
     free(ctx);
 }
 
@@ -624,6 +625,7 @@ static void test_no_segment(void **state)
     rcoll__shm_free(&comm);
     assert_null(rcoll_coll_comm(&comm)->shm);
     free(t);
+    rcoll_selector_fini(ctx);      /* its caches: the selection ran on this context */
     free(ctx);
 }
 
