@@ -309,6 +309,9 @@ rcoll_status_t rcoll_liveness_cause(const rcoll_task_t *task, rcoll_status_t st)
     const int *failed = task->ctx->peer_failed;
     for (int q = 0; q < comm->size; q++) {
         if (failed[comm->world_ranks[q]] != RCOLL_OK) {
+            rcoll_error("rcoll_%s: a peer gave up because rank %d (world rank %d) of "
+                        "communicator 0x%llx has failed", rcoll_coll_name(task->args.type), q,
+                        comm->world_ranks[q], (unsigned long long)comm->id);
             return failed[comm->world_ranks[q]];
         }
     }
@@ -316,6 +319,9 @@ rcoll_status_t rcoll_liveness_cause(const rcoll_task_t *task, rcoll_status_t st)
     for (int q = 0; q < comm->size; q++) {
         if (comm->world_ranks[q] != task->ctx->rank &&
             rcoll_liveness_gone(task->ctx, comm->world_ranks[q])) {
+            rcoll_error("rcoll_%s: a peer gave up because rank %d (world rank %d) of "
+                        "communicator 0x%llx has exited", rcoll_coll_name(task->args.type), q,
+                        comm->world_ranks[q], (unsigned long long)comm->id);
             return RCOLL_ERR_PEER_FAILED;
         }
     }

@@ -102,6 +102,9 @@ static void task_finish(rcoll_task_t *task, rcoll_status_t st)
         if (st == RCOLL_ERR_TIMEOUT) {
             st = rcoll_liveness_cause(task, st);   /* a peer gave up because a member died */
         }
+        if (st == RCOLL_ERR_TIMEOUT && task->comm->revoked == RCOLL_ERR_PEER_FAILED) {
+            st = RCOLL_ERR_PEER_FAILED;            /* ... or a revoke said one did */
+        }
         rcoll__revoke_on_failure(task, st);     /* tell the others (revoke.c) */
     }
     /* One finishing after its communicator was revoked fails too (revoke.c):
