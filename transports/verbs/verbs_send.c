@@ -135,22 +135,14 @@ rcoll_status_t rcoll__verbs_send_hello(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
     return RCOLL_OK;
 }
 
-/* Return credits by RDMA WRITE when half the window waits and no SEND carried them. */
-void rcoll__verbs_credit_return(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+/* RDMA WRITE credit_src[peer] into the peer's credit slot (its one
+ * remote-writable 4 bytes), signalled; the caller checked that no credit
+ * WRITE is in flight and the send queue has room.  0, or -1 when the post
+ * failed (the endpoint is failed then). */
+static int post_credit_write(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, const char *what)
 {
     struct ibv_send_wr wr, *bad = NULL;
-    struct ibv_sge sge;
-    int rc;
-
-    if (!rcoll__verbs_credit_report_due(&ep->credit) || ep->state != RCOLL_VERBS_EP_CONNECTED) {
-        return;
-    }
-    if (ep->credit_inflight || ep->sq_avail == 0) {
-        rcoll__verbs_ep_busy(tl, ep);       /* try again from progress */
-        return;
-    }
-    tl->credit_src[ep->peer] = rcoll__verbs_credit_report(&ep->credit);
-    sge = (struct ibv_sge){ (uintptr_t)&tl->credit_src[ep->peer], 4, tl->credit_mr->lkey };
+    struct ibv_sge sge = { (uintptr_t)&tl->credit_src[ep->peer], 4, tl->credit_mr->lkey };
     memset(&wr, 0, sizeof(wr));
     wr.wr_id = (uintptr_t)&ep->credit_ctx;
     wr.opcode = IBV_WR_RDMA_WRITE;
@@ -159,14 +151,29 @@ void rcoll__verbs_credit_return(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
     wr.num_sge = 1;
     wr.wr.rdma.remote_addr = ep->rcredit_addr;
     wr.wr.rdma.rkey = ep->rcredit_rkey;
-    rc = ibv_post_send(ep->qp, &wr, &bad);
+    int rc = ibv_post_send(ep->qp, &wr, &bad);
     if (rc != 0) {
-        rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_TRANSPORT, "ibv_post_send of a credit WRITE failed: %s",
-                             strerror(rc));
-        return;
+        rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_TRANSPORT, "ibv_post_send of a %s WRITE failed: %s",
+                             what, strerror(rc));
+        return -1;
     }
     ep->credit_inflight = 1;
     ep->sq_avail--;
+    return 0;
+}
+
+/* Return credits by RDMA WRITE when half the window waits and no SEND carried them. */
+void rcoll__verbs_credit_return(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+{
+    if (!rcoll__verbs_credit_report_due(&ep->credit) || ep->state != RCOLL_VERBS_EP_CONNECTED) {
+        return;
+    }
+    if (ep->credit_inflight || ep->sq_avail == 0) {
+        rcoll__verbs_ep_busy(tl, ep);       /* try again from progress */
+        return;
+    }
+    tl->credit_src[ep->peer] = rcoll__verbs_credit_report(&ep->credit);
+    (void)post_credit_write(tl, ep, "credit");
 }
 
 /* The probe (transport.h, probe_peer): write the peer's credit slot again
@@ -180,37 +187,17 @@ void rcoll__verbs_credit_return(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
  * connection exists. */
 void rcoll__verbs_probe_peer(rcoll_tl_t *tl, int peer)
 {
-    struct ibv_send_wr wr, *bad = NULL;
-    struct ibv_sge sge;
-    rcoll_verbs_ep_t *ep;
-    int rc;
-
     if (peer < 0 || peer >= tl->size || peer == tl->rank) {
         return;
     }
-    ep = &tl->eps[peer];
+    rcoll_verbs_ep_t *ep = &tl->eps[peer];
     if (ep->state != RCOLL_VERBS_EP_CONNECTED || ep->qp == NULL || ep->credit_inflight ||
         ep->sq_avail == 0 || tl->closing) {
         return;
     }
-    sge = (struct ibv_sge){ (uintptr_t)&tl->credit_src[peer], 4, tl->credit_mr->lkey };
-    memset(&wr, 0, sizeof(wr));
-    wr.wr_id = (uintptr_t)&ep->credit_ctx;
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.send_flags = IBV_SEND_SIGNALED | (tl->max_inline >= 4 ? IBV_SEND_INLINE : 0);
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.wr.rdma.remote_addr = ep->rcredit_addr;
-    wr.wr.rdma.rkey = ep->rcredit_rkey;
-    rc = ibv_post_send(ep->qp, &wr, &bad);
-    if (rc != 0) {
-        rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_TRANSPORT, "ibv_post_send of a probe WRITE failed: %s",
-                             strerror(rc));
-        return;
+    if (post_credit_write(tl, ep, "probe") == 0) {
+        rcoll_debug("verbs: probing peer %d (nothing heard for a while)", peer);
     }
-    rcoll_debug("verbs: probing peer %d (nothing heard for a while)", peer);
-    ep->credit_inflight = 1;
-    ep->sq_avail--;
 }
 
 void rcoll__verbs_ep_connected(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
