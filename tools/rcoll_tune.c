@@ -8,8 +8,9 @@
  * algorithm that can run on this job and sizes 8 B .. 16 MiB (log-spaced)
  * the time per call with the algorithm forced: the median of several
  * repetitions on each rank, the maximum over the ranks.  Rank 0 writes the
- * fastest per size as rules (adjacent sizes with one winner merged into a
- * range; ranks= the job's size) and the figures as `model KEY VALUE` lines,
+ * fastest per size as rules (the previous size's winner kept unless beaten
+ * by more than 10%; adjacent sizes with one winner merged into a range;
+ * ranks= the job's size) and the figures as `model KEY VALUE` lines,
  * then reads the file back with the library's parser.
  */
 #include <math.h>
@@ -19,6 +20,7 @@
 #include <time.h>
 #include "rcoll_tune.h"
 
+#define SWITCH_MARGIN 0.10          /* see write_rules */
 #define MAX_SIZES 16
 #define MAX_ALGS  16
 #define MAX_BYTES ((size_t)16 << 20)    /* largest size measured */
@@ -37,7 +39,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: rcoll_tune -o FILE [--quick] [--reps N] [-v]\n"
             "  run under a launcher with 2 or more ranks, e.g. rcollrun -n 2 rcoll_tune -o tune\n"
             "  --quick   fewer sizes and repetitions (under a minute on 2 ranks)\n"
-            "  --reps N  timed repetitions per point (median kept; default 5)\n");
+            "  --reps N  timed repetitions per point (median kept; default 9, --quick 5)\n");
 }
 
 /* 8 B .. 16 MiB: every 4x (--quick: every 8x), and 16 MiB itself. */
@@ -112,13 +114,19 @@ static void write_rules(FILE *f, const tune_run_t *r, rcoll_coll_type_t coll,
 {
     int win[MAX_SIZES];
 
-    fprintf(f, "\n# %s: us per call (max over ranks, median of %d); * = fastest\n",
+    fprintf(f, "\n# %s: us per call (max over ranks, median of %d); * = chosen\n",
             rcoll_coll_name(coll), r->reps);
     for (int s = 0; s < cr->nsizes; s++) {
         win[s] = -1;
         for (int i = 0; i < cr->nalgs; i++)
             if (isfinite(cr->t[i][s]) && (win[s] < 0 || cr->t[i][s] < cr->t[win[s]][s]))
                 win[s] = i;
+        /* the previous size's winner stays unless beaten by more than
+         * SWITCH_MARGIN: noise does not cut the sizes into flapping ranges */
+        int prev = s > 0 ? win[s - 1] : -1;
+        if (prev >= 0 && win[s] >= 0 && isfinite(cr->t[prev][s]) &&
+            cr->t[prev][s] <= cr->t[win[s]][s] * (1 + SWITCH_MARGIN))
+            win[s] = prev;
         fprintf(f, "#   %9zu B:", cr->size[s]);
         for (int i = 0; i < cr->nalgs; i++)
             if (isfinite(cr->t[i][s]))
@@ -262,7 +270,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (r.reps == 0)
-        r.reps = 5;
+        r.reps = r.quick ? 5 : 9;
     r.target = r.quick ? (size_t)64 << 10 : (size_t)1 << 20;
 
     rcoll_status_t st = rcoll_init(config, &r.ctx);
