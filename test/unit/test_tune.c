@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "coll.h"
+#include "config.h"
 #include "selector.h"
 
 static const char *good =
@@ -195,6 +196,26 @@ static void test_file(void **state)
     assert_non_null(strstr(err, path));
 }
 
+/* RCOLL_TUNE_FILE as the settings resolve it: a path stays, "none" is no
+ * file, empty is the default location exactly when a file is there. */
+static void test_config_path(void **state)
+{
+    rcoll_config_t cfg;
+    const char *path_ov[] = { "RCOLL_TUNE_FILE=/some/where.tune", NULL };
+    const char *none_ov[] = { "RCOLL_TUNE_FILE=none", NULL };
+    const char *empty_ov[] = { "RCOLL_TUNE_FILE=", NULL };
+
+    assert_int_equal(rcoll_config_load(path_ov, &cfg), RCOLL_OK);
+    assert_string_equal(cfg.tune_file, "/some/where.tune");
+    assert_int_equal(rcoll_config_load(none_ov, &cfg), RCOLL_OK);
+    assert_string_equal(cfg.tune_file, "");
+    assert_int_equal(rcoll_config_load(empty_ov, &cfg), RCOLL_OK);
+    if (access(rcoll_tune_default_path(), F_OK) == 0)
+        assert_string_equal(cfg.tune_file, rcoll_tune_default_path());
+    else
+        assert_string_equal(cfg.tune_file, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -202,6 +223,7 @@ int main(void)
         cmocka_unit_test(test_bad),
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_file),
+        cmocka_unit_test(test_config_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
