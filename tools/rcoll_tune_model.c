@@ -6,15 +6,16 @@
  *   call waits for the one before it: a ping-pong through the library's own
  *   point-to-point path, overheads included.  alpha: 8 B; beta: the slope
  *   between 1 MiB and 4 MiB; rndv_extra: what a message of twice the eager
- *   limit costs beyond alpha + bytes * beta.
+ *   limit costs beyond alpha + bytes * beta.  When ranks 0 and 1 are on
+ *   different nodes (one rank per node), the same gives alpha_inter and
+ *   beta_inter instead (and no same-node figures).
  * - memcpy_beta: memcpy of 4 MiB (16 MiB unless --quick) on each rank.
  * - xcore_beta: on each node, local rank 1 copies out a buffer local rank 0
  *   has just written (a POSIX shared memory mapping): a cross-core copy.
  * - gamma (float32), gamma_float64, gamma_int32: the library's sum kernel
  *   over 1 MiB (4 MiB unless --quick).
  * Every figure is the maximum over the ranks that measured it (the slowest
- * governs a collective).  The inter-node figures are not measured: the
- * model keeps its defaults for them.
+ * governs a collective).
  */
 #include <fcntl.h>
 #include <math.h>
@@ -56,7 +57,18 @@ static rcoll_status_t measure_p2p(tune_run_t *r, double *v)
     rcoll_status_t st = rcoll_comm_split(r->world, r->rank < 2 ? 0 : 1, r->rank, &pair);
     if (st != RCOLL_OK)
         return st;
-    if (r->rank < 2 && rcoll_alg_find(RCOLL_COLL_BCAST, "binomial") != NULL) {
+    /* ranks 0 and 1 on one node: the same-node figures; else the
+     * inter-node ones (e.g. one rank per node) */
+    int same = 1;
+    if (st == RCOLL_OK && r->rank < 2) {
+        rcoll_comm_t *pn = NULL;
+        st = rcoll_comm_split_node(pair, &pn);
+        if (st == RCOLL_OK) {
+            same = rcoll_comm_size(pn) == 2;
+            st = rcoll_comm_free(pn);
+        }
+    }
+    if (st == RCOLL_OK && r->rank < 2 && rcoll_alg_find(RCOLL_COLL_BCAST, "binomial") != NULL) {
         const char *e = rcoll_config_get(r->ctx, "RCOLL_EAGER_LIMIT");
         size_t eager = e ? strtoull(e, NULL, 10) : 16384, big = (size_t)4 << 20;
         void *buf = calloc(1, big);
@@ -77,9 +89,9 @@ static rcoll_status_t measure_p2p(tune_run_t *r, double *v)
             double beta = (t4m - t1m) / (double)(big - big / 4);
             if (!(beta > 0))
                 beta = t4m / (double)big;
-            v[RCOLL_TUNE_ALPHA] = t8;
-            v[RCOLL_TUNE_BETA] = beta;
-            if (trndv > 0) {
+            v[same ? RCOLL_TUNE_ALPHA : RCOLL_TUNE_ALPHA_INTER] = t8;
+            v[same ? RCOLL_TUNE_BETA : RCOLL_TUNE_BETA_INTER] = beta;
+            if (same && trndv > 0) {
                 double extra = trndv - (t8 + 2.0 * (double)eager * beta);
                 v[RCOLL_TUNE_RNDV_EXTRA] = extra > 0 ? extra : 0;
             }
