@@ -101,7 +101,7 @@ dead_bound=5
 
 nodes=""
 srun_nodes=""
-usage() { sed -n '2,73p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,69p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
