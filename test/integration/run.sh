@@ -56,7 +56,11 @@
 #               (auth_check: forged and replayed UCX messages from a worker
 #               outside the job are dropped, once, without the launcher), shrink
 #               (shrink_check kill, kill2 and stop, once, at 6 ranks under
-#               rcollrun --enable-recovery; rcollrun only); default all
+#               rcollrun --enable-recovery; rcollrun only), tune (tune_check.sh,
+#               once, rcollrun only, not with --nodes: rcoll_tune --quick at 2 ranks
+#               writes a tune file, coll_check under it selects what its rules say,
+#               ranks with different tune files fail init naming RCOLL_TUNE_FILE,
+#               ~20 s); default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
 #   --dead-bound  dead_check's bound in seconds (default 5; the soft-RDMA
@@ -90,7 +94,7 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout mismatch late wedge where shmleft dead flood faults oob auth shrink"
+only="coll comm group nb node timeout mismatch late wedge where shmleft dead flood faults oob auth shrink tune"
 coll_args=()
 limit_override=""
 dead_bound=5
@@ -516,6 +520,11 @@ if wants shrink && [ "$launcher" = rcollrun ] && [ -z "$nodes" ]; then
     shrink_case kill 137 5
     shrink_case kill2 137 4
     shrink_case stop 0 6
+fi
+
+# the calibration command and its tune file (it launches its own 2 ranks)
+if wants tune && [ "$launcher" = rcollrun ] && [ -z "$nodes" ]; then
+    run_one "tune_check.sh" 0 150 "$here/tune_check.sh"
 fi
 
 # threads with their own contexts in one process: no launcher, run once
