@@ -81,7 +81,7 @@ static void doing(const rcoll_context_t *ctx, const rcoll_where_rank_t *r, uint6
                   char *out, size_t len)
 {
     if (atomic_load(&r->pid) == 0) {
-        snprintf(out, len, "gone from rcoll (finalized, or never initialised)");
+        snprintf(out, len, "gone from rcoll (finalized, never initialised, or without this node's table)");
         return;
     }
     if (!atomic_load(&r->inside)) {
