@@ -1134,9 +1134,7 @@ static void drain_withdrawn(rcoll_p2p_op_t *op)
                 "answer (failed, gone or silent): its endpoint is closed");
         return;
     }
-    if (op->state == RCOLL_P2P_WAIT_DONE) { /* else the peer's failure completed it meanwhile */
-        op_complete(op, RCOLL_ERR_TIMEOUT); /* answered; deregisters the source */
-    }
+    op_complete(op, RCOLL_ERR_TIMEOUT);    /* answered; deregisters the source */
 }
 
 void rcoll_p2p_cancel_task(rcoll_task_t *task)
