@@ -222,15 +222,6 @@ cell() {
             why="rcollrun does not report rank $v killed by signal 9"
         fi
     fi
-    # Known gap (issue 12): the where-is-everyone table /rcoll-where-* is
-    # unlinked only once every rank of the node has attached, so a rank
-    # killed inside rcoll_init (fence, shm-setup) can leave it when the
-    # others then fail their init.  Reported, not failed, until it is fixed.
-    where_left=$(echo "$left" | grep '^rcoll-where-' || true)
-    if [ -n "$where_left" ] && { [ "$point" = shm-setup ] || [ "$point" = fence ]; }; then
-        echo "NOTE faults $mode $point victim=$v n=$n: known gap (issue 12): left in /dev/shm: $(echo $where_left)"
-        left=$(echo "$left" | grep -v '^rcoll-where-' || true)
-    fi
     [ -n "$left" ] && why="${why:+$why; }left in /dev/shm: $(echo $left)"
     local shm_note="clean"
     [ "$private_shm" = 1 ] || shm_note="not checked"
