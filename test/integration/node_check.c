@@ -3,8 +3,9 @@
  * itself, and on sub-communicators that span some of the nodes; then
  * collectives on the node communicators beside the world's, and on the
  * sub-communicator that spans some nodes with each node-aware algorithm
- * forced (allreduce node_aware / node_leader, bcast node_aware), beside the
- * world's collective with the same algorithm.
+ * forced (allreduce and reduce node_aware / node_leader; bcast, allgather and
+ * barrier node_aware), beside the world's collective with the same
+ * algorithm.
  *
  *   rcollrun -n 4 --nodes 2 test/integration/node_check [--layout 2,2] [-v]
  *   srun -N 2 -n 4 --mpi=pmix test/integration/node_check [-v]
@@ -160,15 +161,21 @@ static void collectives(node_run_t *R, check_group_t *g, check_group_t *gw, uint
 static void node_aware_forced(node_run_t *R, rcoll_context_t *ctx, check_group_t *g,
                               check_group_t *gw)
 {
-    static const char *const forced[][2] = {
-        {"node_aware", "node_aware"}, {"node_leader", "node_aware"}, {"", ""},
+    static const char *const keys[] = {
+        "RCOLL_ALLREDUCE_ALGORITHM", "RCOLL_BCAST_ALGORITHM", "RCOLL_REDUCE_ALGORITHM",
+        "RCOLL_ALLGATHER_ALGORITHM", "RCOLL_BARRIER_ALGORITHM",
+    };
+    static const char *const forced[][5] = {
+        {"node_aware", "node_aware", "node_aware", "node_aware", "node_aware"},
+        {"node_leader", "node_aware", "node_leader", "node_aware", "node_aware"},
+        {"", "", "", "", ""},
     };
     for (size_t i = 0; i < sizeof(forced) / sizeof(forced[0]); i++) {
-        rcoll_status_t st = rcoll_config_set(ctx, "RCOLL_ALLREDUCE_ALGORITHM", forced[i][0]);
-        if (st == RCOLL_OK)
-            st = rcoll_config_set(ctx, "RCOLL_BCAST_ALGORITHM", forced[i][1]);
-        if (st != RCOLL_OK)
-            fatal(R, "rcoll_config_set", st);
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+            rcoll_status_t st = rcoll_config_set(ctx, keys[k], forced[i][k]);
+            if (st != RCOLL_OK)
+                fatal(R, "rcoll_config_set", st);
+        }
         collectives(R, g, gw, 400 + 10 * i);
     }
 }
