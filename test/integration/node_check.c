@@ -1,11 +1,11 @@
 /*
  * node_check - rcoll_comm_split_node: on the world, on a node communicator
  * itself, and on sub-communicators that span some of the nodes; then
- * collectives on the node communicators beside the world's, and on the
- * sub-communicator that spans some nodes with each node-aware algorithm
- * forced (allreduce and reduce node_aware / node_leader; bcast, allgather and
- * barrier node_aware), beside the world's collective with the same
- * algorithm.
+ * collectives on the node communicators beside the world's, and, with each
+ * node-aware algorithm forced (allreduce and reduce node_aware /
+ * node_leader; bcast, allgather and barrier node_aware), on the
+ * sub-communicator that spans some nodes beside the world's collective with
+ * the same algorithm, and on the world with the nodes' ranks interleaved.
  *
  *   rcollrun -n 4 --nodes 2 test/integration/node_check [--layout 2,2] [-v]
  *   srun -N 2 -n 4 --mpi=pmix test/integration/node_check [-v]
@@ -235,6 +235,20 @@ static int run(node_run_t *R, rcoll_context_t *ctx, const char *layout)
         free_comm(R, &halfnode);
         free_comm(R, &half);
     }
+    /* The world with the nodes' ranks interleaved (by local index, then
+     * node): on more than one node, no node's ranks are contiguous in comm
+     * order, which the node-aware allgather must put back in comm order. */
+    int seen[MAX_RANKS] = {0};
+    check_group_t inter;
+    for (int r = 0; r < R->wsize; r++) {
+        colors[r] = 0;
+        keys[r] = seen[R->node_of[r]]++ * R->wsize + R->node_of[r];
+    }
+    check_group_expect(&inter, "nodes interleaved", R->wsize, R->wrank, colors, keys);
+    if ((st = rcoll_comm_split(world, 0, keys[R->wrank], &inter.comm)) != RCOLL_OK)
+        fatal(R, "rcoll_comm_split", st);
+    node_aware_forced(R, ctx, &inter, &inter);
+    free_comm(R, &inter);
     free_comm(R, &node2);
     free_comm(R, &node);
 
