@@ -56,13 +56,16 @@
 #               (auth_check: forged and replayed UCX messages from a worker
 #               outside the job are dropped, once, without the launcher), shrink
 #               (shrink_check kill, kill2 and stop, once, at 6 ranks under
-#               rcollrun --enable-recovery; rcollrun only), nodealg
-#               (under --nodes or --srun-nodes, N >= 2: comm_check and
-#               nb_check with the node-aware algorithms forced through the
-#               environment, RCOLL_<COLL>_ALGORITHM=node_aware for allreduce,
-#               bcast, reduce, allgather and barrier, so they run on every
-#               communicator those programs make, some spanning some nodes,
-#               some on one node; then comm_check with node_leader for
+#               rcollrun --enable-recovery; rcollrun only), tune (tune_check.sh,
+#               once, rcollrun only, not with --nodes: rcoll_tune --quick at 2 ranks
+#               writes a tune file, coll_check under it selects what its rules say,
+#               ranks with different tune files fail init naming RCOLL_TUNE_FILE,
+#               ~20 s), nodealg (under --nodes or --srun-nodes, N >= 2:
+#               comm_check and nb_check with the node-aware algorithms forced
+#               through the environment, RCOLL_<COLL>_ALGORITHM=node_aware for
+#               allreduce, bcast, reduce, allgather and barrier, so they run on
+#               every communicator those programs make, some spanning some
+#               nodes, some on one node; then comm_check with node_leader for
 #               allreduce and reduce); default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
@@ -97,7 +100,7 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node nodealg timeout mismatch late wedge where shmleft dead flood faults oob auth shrink"
+only="coll comm group nb node nodealg timeout mismatch late wedge where shmleft dead flood faults oob auth shrink tune"
 coll_args=()
 limit_override=""
 dead_bound=5
@@ -541,6 +544,11 @@ if wants shrink && [ "$launcher" = rcollrun ] && [ -z "$nodes" ]; then
     shrink_case kill 137 5
     shrink_case kill2 137 4
     shrink_case stop 0 6
+fi
+
+# the calibration command and its tune file (it launches its own 2 ranks)
+if wants tune && [ "$launcher" = rcollrun ] && [ -z "$nodes" ]; then
+    run_one "tune_check.sh" 0 150 "$here/tune_check.sh"
 fi
 
 # threads with their own contexts in one process: no launcher, run once
