@@ -24,7 +24,6 @@
 #include "log.h"
 #include "binding.h"
 #include "selector.h"
-#include "selector_scale.h"
 #include "transport.h"
 #include "verbs/verbs.h"
 
