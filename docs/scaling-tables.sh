@@ -3,16 +3,20 @@
 # "Predicted collective times" from `rcoll_info --model --nodes N --ppn P
 # --net NAME` (the cost model's predictions; nothing is run).
 #
-#   docs/scaling-tables.sh [--update] [RCOLL_INFO]
+#   docs/scaling-tables.sh [--update | --check] [RCOLL_INFO]
 #
 # Prints the markdown; --update replaces the block between the
-# "scaling-tables" markers in docs/scaling.md instead.  RCOLL_INFO defaults
+# "scaling-tables" markers in docs/scaling.md instead; --check exits 1 (with
+# a diff) when that block is not what the model prints now.  RCOLL_INFO defaults
 # to the in-tree tools/rcoll_info.  The compiled-in model is used (no tune
 # file, default settings), so the tables do not depend on this machine.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 update=0
-if [ "${1:-}" = "--update" ]; then update=1; shift; fi
+case "${1:-}" in
+    --update) update=1; shift ;;
+    --check) update=2; shift ;;
+esac
 info=${1:-$here/../tools/rcoll_info}
 [ -x "$info" ] || { echo "scaling-tables: $info: not built (scripts/build)" >&2; exit 1; }
 
@@ -74,4 +78,9 @@ awk -v gen="$tmp.gen" '
     /^<!-- scaling-tables end -->/ { skip = 0; next }
     !skip { print }' "$doc" > "$tmp"
 grep -q '^<!-- scaling-tables end -->' "$tmp" || { echo "scaling-tables: markers missing in $doc" >&2; exit 1; }
+if [ "$update" = 2 ]; then
+    diff -u "$doc" "$tmp" || { echo "scaling-tables: docs/scaling.md is stale: run $0 --update" >&2; exit 1; }
+    echo "scaling-tables: docs/scaling.md is current"
+    exit 0
+fi
 cat "$tmp" > "$doc"
