@@ -10,8 +10,11 @@ librcoll_coll_la_SOURCES = \
     collectives/coll_comm.c \
     collectives/selector.c \
     collectives/selector_tune.c \
-    collectives/selector_print.c
-noinst_HEADERS += collectives/selector.h collectives/selector_cost.h collectives/coll_comm.h
+    collectives/selector_print.c \
+    collectives/net_profiles.c \
+    collectives/selector_bound.c
+noinst_HEADERS += collectives/selector.h collectives/selector_cost.h collectives/selector_scale.h \
+    collectives/coll_comm.h
 include collectives/engines/local.mk
 include collectives/allreduce/local.mk
 include collectives/bcast/local.mk

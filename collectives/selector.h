@@ -8,6 +8,9 @@
 
 #include <stdio.h>
 #include "coll.h"
+/* the model at scale (network profiles, lower bound, the --nodes table):
+ * part of the selector's interface to tools/rcoll_info */
+#include "selector_scale.h"
 
 /* The collective called name ("bcast"), or RCOLL_COLL_LAST. */
 rcoll_coll_type_t rcoll_coll_find(const char *name);

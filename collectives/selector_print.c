@@ -1,10 +1,14 @@
 /*
  * selector_print.c - the table of the selector's choices under a model
  * and a tune file's rules, and the model's figures default vs measured, for
- * `rcoll_info --model`.
+ * `rcoll_info --model`; and, for one layout of nodes x ranks per node, every
+ * algorithm's predicted time next to the lower bound (--model --nodes N).
  */
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include "selector.h"
+#include "selector_scale.h"
 
 #define PRINT_MIN_BYTES  ((size_t)8)
 #define PRINT_MAX_BYTES  ((size_t)256 << 20)
@@ -116,4 +120,79 @@ void rcoll_selector_print_figures(FILE *out, const rcoll_model_t *defaults,
 void rcoll_selector_print_model(FILE *out, const rcoll_model_t *m)
 {
     rcoll_selector_print_model_ppn(out, m, PRINT_PPN);
+}
+
+/* ---- one layout: every algorithm's time, the choice and the bound ---- */
+
+#define SCALE_MAX_BYTES ((size_t)1 << 30)
+
+static int scale_width(const char *name)
+{
+    int w = (int)strlen(name) + 2;
+    return w < 10 ? 10 : w;
+}
+
+static void print_us(FILE *out, int w, double t)
+{
+    if (isinf(t) || isnan(t))
+        fprintf(out, "%*s", w, "-");
+    else
+        fprintf(out, "%*.4g", w, t * 1e6);
+}
+
+static void print_scale_coll(FILE *out, const rcoll_model_t *m, int nodes, int ppn,
+                             rcoll_coll_type_t coll)
+{
+    const rcoll_alg_t *const *a = rcoll_coll_algs(coll);
+    int p = nodes * ppn, block = coll == RCOLL_COLL_ALLGATHER ||
+                                 coll == RCOLL_COLL_REDUCE_SCATTER;
+
+    if (a == NULL || a[0] == NULL)
+        return;
+    fprintf(out, "%s, %d nodes x %d ranks per node = %d ranks; predicted us\n",
+            rcoll_coll_name(coll), nodes, ppn, p);
+    fprintf(out, "  %7s", block ? "block" : "bytes");
+    for (int i = 0; a[i] != NULL; i++)
+        fprintf(out, "%*s", scale_width(a[i]->name), a[i]->name);
+    fprintf(out, "  %-18s %10s %9s\n", "selected", "bound", "sel/bound");
+    for (size_t b = coll == RCOLL_COLL_BARRIER ? 0 : PRINT_MIN_BYTES; b <= SCALE_MAX_BYTES;
+         b *= 8) {
+        fprintf(out, "  ");
+        print_size(out, b);
+        for (int i = 0; a[i] != NULL; i++)
+            print_us(out, scale_width(a[i]->name),
+                     a[i]->cost != NULL ? a[i]->cost(m, b, p, ppn) : 0);
+        const rcoll_alg_t *sel = rcoll_select_by_cost(coll, m, b, p, ppn);
+        double ts = sel != NULL && sel->cost != NULL ? sel->cost(m, b, p, ppn) : 0;
+        double lb = rcoll_coll_lower_bound(coll, m, b, nodes, ppn);
+        fprintf(out, "  %-18s", sel != NULL ? sel->name : "?");
+        print_us(out, 11, lb);
+        if (lb > 0)
+            fprintf(out, "%10.2f\n", ts / lb);
+        else
+            fprintf(out, "%10s\n", "-");
+        if (b == 0)
+            break;
+    }
+    fputc('\n', out);
+}
+
+void rcoll_selector_print_scale(FILE *out, const rcoll_model_t *m, int nodes, int ppn,
+                                const char *net_label, rcoll_coll_type_t only)
+{
+    fprintf(out, "# PREDICTIONS of the alpha-beta-gamma cost model, not measurements.\n"
+            "# inter-node: %s: alpha_inter %.3g us, beta_inter %.3g s/B (%.2f GB/s)\n"
+            "# on node: alpha %.3g us, beta %.3g s/B (%.2f GB/s); gamma %.3g s/B; "
+            "rndv_extra %.3g us;\n#   eager_limit %zu B, segment %zu B\n"
+            "# per algorithm: its cost() in us, \"-\" where it does not apply; selected: the\n"
+            "# cheapest (the tune file's rules are not applied); bytes: the vector\n"
+            "# (allgather, reduce_scatter: one rank's block)\n",
+            net_label, m->alpha_inter * 1e6, m->beta_inter, 1e-9 / m->beta_inter,
+            m->alpha * 1e6, m->beta, 1e-9 / m->beta, m->gamma, m->rndv_extra * 1e6,
+            m->eager_limit, m->segment_size);
+    rcoll_coll_lower_bound_legend(out);
+    fputc('\n', out);
+    for (int c = 0; c < RCOLL_COLL_LAST; c++)
+        if (only == RCOLL_COLL_LAST || only == (rcoll_coll_type_t)c)
+            print_scale_coll(out, m, nodes, ppn, (rcoll_coll_type_t)c);
 }

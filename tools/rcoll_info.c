@@ -7,6 +7,9 @@
  *   rcoll_info --markdown   the settings as the README's markdown table
  *   rcoll_info --model      the model's figures (default vs the tune file's) and the
  *                           selector's choice per size and rank count
+ *   rcoll_info --model --nodes N --ppn P [--net NAME] [--coll C]
+ *                           for N x P ranks: each algorithm's predicted time, the
+ *                           choice and the lower bound (--net list: the profiles)
  *   rcoll_info --devices    RDMA devices and ports: kind, state, MTU, speed, GID
  */
 #include <stdio.h>
@@ -104,29 +107,43 @@ static void print_topology(void)
     hwloc_topology_destroy(topo);
 }
 
+/* The model as rcoll_info sees it: the defaults with the configured eager
+ * limit and the tune file's figures (*t: its rules, or NULL). */
+static int load_model(const rcoll_config_t *cfg, rcoll_model_t *m, rcoll_tune_t *tune,
+                      rcoll_tune_t **t, char *source, size_t slen)
+{
+    char err[512];
+    const char *env = getenv("RCOLL_TUNE_FILE");
+
+    *m = *rcoll_selector_model();
+    *t = NULL;
+    m->eager_limit = cfg->eager_limit;
+    if (cfg->tune_file[0] != '\0') {
+        if (rcoll_tune_parse_file(cfg->tune_file, tune, err, sizeof(err)) != RCOLL_OK) {
+            fprintf(stderr, "rcoll_info: RCOLL_TUNE_FILE: %s\n", err);
+            return 1;
+        }
+        *t = tune;
+        snprintf(source, slen, "%s, %s", cfg->tune_file,
+                 env != NULL && env[0] != '\0' ? "from RCOLL_TUNE_FILE" : "the default location");
+    } else {
+        snprintf(source, slen, "no tune file: RCOLL_TUNE_FILE %s, and %s %s",
+                 env != NULL && env[0] != '\0' ? "is none" : "is empty", rcoll_tune_default_path(),
+                 env != NULL && env[0] != '\0' ? "is not read" : "does not exist");
+    }
+    return 0;
+}
+
 /* The model's figures (default vs the tune file's) and the choice per size
  * and rank count under them, the tune file's rules applied. */
 static int print_model(const rcoll_config_t *cfg, int ppn)
 {
-    rcoll_model_t m = *rcoll_selector_model();
-    rcoll_tune_t tune, *t = NULL;
-    char source[RCOLL_CONFIG_STR_MAX + 64], err[512];
-    const char *env = getenv("RCOLL_TUNE_FILE");
+    rcoll_model_t m;
+    rcoll_tune_t tune, *t;
+    char source[RCOLL_CONFIG_STR_MAX + 64];
 
-    m.eager_limit = cfg->eager_limit;
-    if (cfg->tune_file[0] != '\0') {
-        if (rcoll_tune_parse_file(cfg->tune_file, &tune, err, sizeof(err)) != RCOLL_OK) {
-            fprintf(stderr, "rcoll_info: RCOLL_TUNE_FILE: %s\n", err);
-            return 1;
-        }
-        t = &tune;
-        snprintf(source, sizeof(source), "%s, %s", cfg->tune_file,
-                 env != NULL && env[0] != '\0' ? "from RCOLL_TUNE_FILE" : "the default location");
-    } else {
-        snprintf(source, sizeof(source), "no tune file: RCOLL_TUNE_FILE %s, and %s %s",
-                 env != NULL && env[0] != '\0' ? "is none" : "is empty", rcoll_tune_default_path(),
-                 env != NULL && env[0] != '\0' ? "is not read" : "does not exist");
-    }
+    if (load_model(cfg, &m, &tune, &t, source, sizeof(source)) != 0)
+        return 1;
     rcoll_selector_print_figures(stdout, &m, t, source);
     rcoll_tune_apply_model(t, &m);
     rcoll_selector_print_model_tune(stdout, &m, t, ppn);
@@ -135,9 +152,89 @@ static int print_model(const rcoll_config_t *cfg, int ppn)
     return 0;
 }
 
+/* One layout (--nodes): every algorithm's time, the choice, the bound; the
+ * tune file's figures apply, then the --net profile's, not its rules. */
+static int print_scale(const rcoll_config_t *cfg, int nodes, int ppn, const char *net,
+                       rcoll_coll_type_t only)
+{
+    rcoll_model_t m;
+    rcoll_tune_t tune, *t;
+    char source[RCOLL_CONFIG_STR_MAX + 64], label[RCOLL_CONFIG_STR_MAX + 128];
+    const rcoll_net_profile_t *prof = net != NULL ? rcoll_net_profile_find(net) : NULL;
+
+    if (net != NULL && prof == NULL) {
+        fprintf(stderr, "rcoll_info: --net %s: no such profile (--net list shows them)\n", net);
+        return 2;
+    }
+    if (load_model(cfg, &m, &tune, &t, source, sizeof(source)) != 0)
+        return 1;
+    rcoll_tune_apply_model(t, &m);
+    if (prof != NULL) {
+        rcoll_net_profile_apply(prof, &m);
+        snprintf(label, sizeof(label), "profile %s (%s; alpha_inter = alpha + %.3g us)",
+                 prof->name, prof->what, prof->latency * 1e6);
+    } else {
+        snprintf(label, sizeof(label), "the model's own figures (%s)", source);
+    }
+    rcoll_selector_print_scale(stdout, &m, nodes, ppn, label, only);
+    if (t != NULL)
+        rcoll_tune_free(t);
+    return 0;
+}
+
+/* --model [--ppn P] [--nodes N] [--net NAME|list] [--coll C] */
+static int model_main(const rcoll_config_t *cfg, int argc, char **argv)
+{
+    int ppn = 0, nodes = 0;
+    const char *net = NULL;
+    rcoll_coll_type_t only = RCOLL_COLL_LAST;
+
+    for (int i = 0; i < argc; i += 2) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        long n = v != NULL ? strtol(v, &end, 10) : 0;
+        int num_ok = v != NULL && end != v && *end == '\0' && n >= 1 && n <= (1L << 20);
+        if (v == NULL) {
+            fprintf(stderr, "rcoll_info: %s needs a value\n", argv[i]);
+            return 2;
+        } else if (strcmp(argv[i], "--ppn") == 0 && num_ok) {
+            ppn = (int)n;
+        } else if (strcmp(argv[i], "--nodes") == 0 && num_ok) {
+            nodes = (int)n;
+        } else if (strcmp(argv[i], "--net") == 0) {
+            net = v;
+        } else if (strcmp(argv[i], "--coll") == 0 && rcoll_coll_find(v) != RCOLL_COLL_LAST) {
+            only = rcoll_coll_find(v);
+        } else {
+            fprintf(stderr, "rcoll_info: --model: bad option or value: %s %s\n", argv[i], v);
+            return 2;
+        }
+    }
+    if (net != NULL && strcmp(net, "list") == 0) {
+        rcoll_net_profiles_print(stdout);
+        return 0;
+    }
+    if (nodes == 0) {
+        if (net != NULL || only != RCOLL_COLL_LAST) {
+            fprintf(stderr, "rcoll_info: --net and --coll need --nodes N\n");
+            return 2;
+        }
+        return print_model(cfg, ppn > 0 ? ppn : 16);
+    }
+    if (ppn == 0)
+        ppn = 1;
+    if ((long)nodes * ppn > (1L << 24)) {
+        fprintf(stderr, "rcoll_info: --nodes x --ppn: at most %ld ranks\n", 1L << 24);
+        return 2;
+    }
+    return print_scale(cfg, nodes, ppn, net, only);
+}
+
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: rcoll_info [--config | --markdown | --model [--ppn N] | --devices | --help]\n");
+    fprintf(out, "usage: rcoll_info [--config | --markdown | --model [--ppn N] | --devices | --help]\n"
+            "       rcoll_info --model --nodes N [--ppn P] [--net NAME] [--coll C]\n"
+            "       rcoll_info --model --net list\n");
 }
 
 int main(int argc, char **argv)
@@ -159,8 +256,7 @@ int main(int argc, char **argv)
     }
     rcoll_log_set_level(cfg.log_level);
     if (strcmp(mode, "--model") == 0) {
-        int ppn = (argc > 3 && strcmp(argv[2], "--ppn") == 0) ? atoi(argv[3]) : 0;
-        return print_model(&cfg, ppn > 0 ? ppn : 16);
+        return model_main(&cfg, argc - 2, argv + 2);
     }
     if (strcmp(mode, "--devices") == 0) {
         rcoll_verbs_print_devices(stdout, &cfg);

@@ -12,4 +12,5 @@ include test/unit/coll.mk
 include test/unit/verbs.mk
 include test/unit/api.mk
 include test/unit/shm.mk
+include test/unit/scale.mk
 endif
