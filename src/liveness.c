@@ -328,6 +328,21 @@ rcoll_status_t rcoll_liveness_cause(const rcoll_task_t *task, rcoll_status_t st)
     return st;
 }
 
+void rcoll_liveness_poll(rcoll_context_t *ctx, double now)
+{
+    rcoll_liveness_t *lv = ctx->liveness;
+    if (lv == NULL || ctx->size < 2 || transport_only(ctx)) {
+        return;
+    }
+    if (atomic_load_explicit(&lv->inbox, memory_order_relaxed) != NULL) {
+        take_reports(ctx, lv);
+    }
+    if (now >= lv->next_look) {
+        lv->next_look = now + RCOLL_LIVENESS_PERIOD_S;
+        look(ctx, lv);
+    }
+}
+
 int rcoll_liveness_check(rcoll_task_t *task, double now)
 {
     rcoll_context_t *ctx = task->ctx;
@@ -335,15 +350,7 @@ int rcoll_liveness_check(rcoll_task_t *task, double now)
     if (lv == NULL || ctx->size < 2) {
         return 0;
     }
-    if (!transport_only(ctx)) {
-        if (atomic_load_explicit(&lv->inbox, memory_order_relaxed) != NULL) {
-            take_reports(ctx, lv);
-        }
-        if (now >= lv->next_look) {
-            lv->next_look = now + RCOLL_LIVENESS_PERIOD_S;
-            look(ctx, lv);
-        }
-    }
+    rcoll_liveness_poll(ctx, now);
     if (ctx->nfailed == 0 || task->done) {     /* also what the transports reported */
         probe_silent(task, lv, now);
         return 0;

@@ -50,6 +50,12 @@ void rcoll_liveness_report(rcoll_liveness_t *lv, int wrank, const char *why);
  * the task now. */
 int rcoll_liveness_check(rcoll_task_t *task, double now);
 
+/* The context-wide part of rcoll_liveness_check, for waits that are not a
+ * task's (rcoll_comm_shrink's agreement): take the reported deaths and look
+ * at the node's processes if it is time; deaths found are marked
+ * (rcoll_p2p_peer_error_cb, ctx->peer_failed). */
+void rcoll_liveness_poll(rcoll_context_t *ctx, double now);
+
 /* A task just posted on a context with failed ranks (ctx->nfailed): end it
  * at once, before it posts anything (a composed algorithm's children on
  * sub-communicators would take turns there that its peers' abandoned
