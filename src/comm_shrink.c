@@ -66,10 +66,17 @@ static void send_kind(shrink_t *S, int r, int kind, int round, const uint8_t *se
                            .seq = S->epoch, .comm_id = S->comm->id,
                            .step = (uint32_t)round << 2 | (uint32_t)kind,
                            .src = (uint32_t)S->me, .len = (uint64_t)S->n, .addr = id };
-    if (rcoll__ft_send(S->ctx, S->comm->world_ranks[r], &h, set, (size_t)S->n) == RCOLL_OK) {
-        /* RCOLL_FAULT=<rank>:shrink:<n>: die after the n-th message sent */
-        RCOLL_FAULT_AT(S->ctx, RCOLL_FAULT_SHRINK, 0);
-    }
+    (void)rcoll__ft_send(S->ctx, S->comm->world_ranks[r], &h, set, (size_t)S->n);
+}
+
+/* This rank takes a message of the agreement (before acting on it):
+ * RCOLL_FAULT=<rank>:shrink:<n> kills it at its n-th.  Taken, not sent: a
+ * message taken proves the one it answers arrived (a decision: the
+ * proposal; an acknowledgement: the decision), so the fault point places
+ * the death exactly, whatever the transport still had queued. */
+static void taken(shrink_t *S)
+{
+    RCOLL_FAULT_AT(S->ctx, RCOLL_FAULT_SHRINK, 0);
 }
 
 /* A living member may enter the shrink up to T later than another: its
@@ -162,6 +169,7 @@ static int handle(shrink_t *S, const rcoll_ft_msg_t *m, int s)
     int kind = (int)(m->hdr.step & 3), round = (int)(m->hdr.step >> 2);
     const uint8_t *set = m->body;
     if (kind == K_COMMIT) {
+        taken(S);
         commit(S, set, m->hdr.addr, s);
         return 1;
     }
@@ -173,6 +181,7 @@ static int handle(shrink_t *S, const rcoll_ft_msg_t *m, int s)
             return S->state == S_ACKS;     /* late for this decision; else keep for our round */
         }
         if (!S->F[s]) {                    /* a rank in F is never readmitted */
+            taken(S);
             for (int r = 0; r < S->n; r++) {
                 S->F[r] |= (uint8_t)(set[r] && r != S->me);
             }
@@ -182,6 +191,7 @@ static int handle(shrink_t *S, const rcoll_ft_msg_t *m, int s)
     }
     if (kind == K_DECIDE) {
         if (round == S->c && S->c != S->me && (S->state == S_PROPOSED || S->state == S_ACKED)) {
+            taken(S);
             memcpy(S->D, set, (size_t)S->n);
             S->d_id = m->hdr.addr;
             send_kind(S, S->c, K_ACK, S->c, S->D, S->d_id);
@@ -196,6 +206,7 @@ static int handle(shrink_t *S, const rcoll_ft_msg_t *m, int s)
     }
     /* K_ACK */
     if (S->state == S_ACKS && round == S->me && m->hdr.addr == S->d_id) {
+        taken(S);
         S->got[s] = 1;
     }
     return 1;

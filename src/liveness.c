@@ -149,6 +149,19 @@ static void gone(rcoll_context_t *ctx, watched_t *w, const char *how)
     rcoll_p2p_peer_error_cb(ctx, w->wrank, RCOLL_ERR_PEER_FAILED, why);
 }
 
+/* Start watching w once its pid is in the table. */
+static void watch_start(rcoll_context_t *ctx, watched_t *w)
+{
+    int64_t pid = rcoll_whereis_pid(ctx, w->wrank);
+    if (pid <= 0) {
+        w->state = pid < 0 ? PEER_GONE : PEER_UNKNOWN;   /* not visible: not watched */
+        return;
+    }
+    w->pid = pid;
+    w->fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+    w->state = PEER_WATCHED;
+}
+
 static void look(rcoll_context_t *ctx, rcoll_liveness_t *lv)
 {
     if (lv->nwatch < 0) {
@@ -158,14 +171,7 @@ static void look(rcoll_context_t *ctx, rcoll_liveness_t *lv)
     for (int i = 0; i < lv->nwatch; i++) {
         watched_t *w = &lv->watch[i];
         if (w->state == PEER_UNKNOWN) {
-            int64_t pid = rcoll_whereis_pid(ctx, w->wrank);
-            if (pid <= 0) {
-                w->state = pid < 0 ? PEER_GONE : PEER_UNKNOWN;   /* not visible: not watched */
-                continue;
-            }
-            w->pid = pid;
-            w->fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-            w->state = PEER_WATCHED;
+            watch_start(ctx, w);
         }
         if (w->state != PEER_WATCHED) {
             continue;
@@ -262,10 +268,18 @@ int rcoll_liveness_gone(rcoll_context_t *ctx, int wrank)
             return 1;
         }
     }
+    /* Also before the first look (a collective that failed before any
+     * deadline check: a neighbour withdrew because this peer died). */
+    if (lv->nwatch < 0) {
+        watch_setup(ctx, lv);
+    }
     for (int i = 0; i < lv->nwatch; i++) {
         watched_t *w = &lv->watch[i];
         if (w->wrank != wrank) {
             continue;
+        }
+        if (w->state == PEER_UNKNOWN) {
+            watch_start(ctx, w);
         }
         if (w->state == PEER_GONE) {
             return w->pid > 0;

@@ -19,7 +19,8 @@
  *
  * All of it runs off the per-collective path, from the deadline check
  * (rcoll_task_check_deadline: a wait that has polled idly 64 times, or
- * rcoll_test), which reads the clock anyway; the node's processes are
+ * rcoll_test), which reads the clock anyway, and from rcoll_comm_shrink's
+ * agreement loop (rcoll_liveness_poll); the node's processes are
  * looked at every RCOLL_LIVENESS_PERIOD_S at most.  A task whose
  * communicator has a failed member then ends with that member's status
  * (RCOLL_ERR_PEER_FAILED), naming it: every collective involves every

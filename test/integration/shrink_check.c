@@ -12,14 +12,16 @@
  *          next allreduce and bcast on the new communicator of 5 are right.
  *   kill2  as kill, and rank 4 raises SIGKILL as it is about to join the
  *          shrink: the survivors exclude it too (communicator of 4).
- *   kill-member  as kill, and rank 4 dies inside the shrink, right after
- *          sending its proposal to the coordinator (rank 0):
- *          RCOLL_FAULT=4:shrink (communicator of 4).
+ *   kill-member  as kill, and rank 4 dies inside the shrink as it takes
+ *          the coordinator's decision, which counted its proposal (rank 4
+ *          alive), without acknowledging it: RCOLL_FAULT=4:shrink.  The
+ *          coordinator (rank 0) decides again (communicator of 4).
  *   kill-coord   as kill, and the coordinator, rank 0, dies inside the
- *          shrink after sending its decision to two of the four others
- *          (ranks 1 and 3, which acknowledge it; 4 and 5 never hear it):
- *          RCOLL_FAULT=0:shrink:2.  Rank 1 coordinates the next round
- *          (communicator of 4: ranks 1, 3, 4, 5).
+ *          shrink as it takes the second acknowledgement of its decision
+ *          (after the 4 proposals: RCOLL_FAULT=0:shrink:6): at least two of
+ *          the four others have adopted that decision, none has a commit.
+ *          Rank 1 coordinates the next round (communicator of 4: ranks 1,
+ *          3, 4, 5).
  *   stop   rank 3 raises SIGSTOP in the middle of an allreduce.  The others
  *          time out (RCOLL_TIMEOUT=3), shrink without it and check the new
  *          communicator; then rank 0 sends it SIGCONT: its allreduce and a
@@ -145,7 +147,7 @@ int main(int argc, char **argv)
         const char *fault;      /* how it dies: RCOLL_FAULT, or NULL: before its shrink */
     } modes[] = {
         { "kill", -1, NULL }, { "kill2", 4, NULL }, { "kill-member", 4, "RCOLL_FAULT=4:shrink" },
-        { "kill-coord", 0, "RCOLL_FAULT=0:shrink:2" }, { "stop", -1, NULL },
+        { "kill-coord", 0, "RCOLL_FAULT=0:shrink:6" }, { "stop", -1, NULL },
     };
     int m = -1;
     for (int i = 0; i < (int)(sizeof(modes) / sizeof(modes[0])); i++)
