@@ -32,8 +32,9 @@
  * itself: the launcher's events and the node's processes
  * (rcoll_liveness_poll), the transports' reports, and a probe of the
  * members not in F when nothing came for RCOLL_PROBE_S.  A rank in D
- * (declared failed) gets RCOLL_ERR_PEER_FAILED and no communicator; survivors note the ranks of D
- * as failed peers (rcoll_p2p_peer_error_cb), so none is ever readmitted.
+ * (declared failed) gets RCOLL_ERR_PEER_FAILED and no communicator;
+ * survivors note the ranks of D as failed peers (rcoll_p2p_peer_error_cb),
+ * so none is ever readmitted.
  * The new communicator's shared-memory segment, if a shm algorithm needs
  * one, is set up afresh among its members by its first shm collective,
  * like any new communicator's; the old one's is never touched.
