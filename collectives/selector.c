@@ -35,11 +35,16 @@ const rcoll_model_t *rcoll_selector_model(void)
     return &default_model;
 }
 
+static const rcoll_tune_t *tune_loaded(rcoll_context_t *ctx);
+
 void rcoll_selector_model_for(const rcoll_context_t *ctx, rcoll_model_t *m)
 {
     *m = default_model;
     if (ctx == NULL)
         return;
+    /* the tune file's measured figures (read at init; the cast: the
+     * selector's state is the context's slot, not its settings) */
+    rcoll_tune_apply_model(tune_loaded((rcoll_context_t *)ctx), m);
     const rcoll_config_t *cfg = rcoll_ctx_config(ctx);
     size_t agreed = rcoll_ctx_eager_limit(ctx);
     m->eager_limit = agreed ? agreed : cfg->eager_limit;
@@ -165,8 +170,24 @@ static const rcoll_tune_t *tune_get(rcoll_context_t *ctx, const char *path)
         s->tune.loaded = -1;
         return NULL;
     }
-    rcoll_debug("RCOLL_TUNE_FILE %s: %d rules", path, s->tune.tune.nrules);
+    int nmodel = 0;
+    for (int k = 0; k < RCOLL_TUNE_NKEYS; k++)
+        nmodel += s->tune.tune.model_line[k] > 0;
+    rcoll_debug("RCOLL_TUNE_FILE %s: %d rules, %d model figures", path, s->tune.tune.nrules,
+                nmodel);
     s->tune.loaded = 1;
+    return &s->tune.tune;
+}
+
+/* The tune file already read for the context's RCOLL_TUNE_FILE, or NULL. */
+static const rcoll_tune_t *tune_loaded(rcoll_context_t *ctx)
+{
+    const rcoll_config_t *cfg = rcoll_ctx_config(ctx);
+    sel_state_t *s = *rcoll_ctx_coll_slot(ctx);
+
+    if (s == NULL || cfg->tune_file[0] == '\0' || s->tune.loaded <= 0 ||
+        strcmp(s->tune.path, cfg->tune_file) != 0)
+        return NULL;
     return &s->tune.tune;
 }
 
@@ -246,8 +267,12 @@ static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes)
         if (t == NULL)
             return NULL;
         alg = rcoll_tune_lookup(t, coll, bytes, nranks);
-        if (alg != NULL && (!sub || !(alg->flags & RCOLL_ALG_COMPOSED)))
+        if (alg != NULL && (!sub || !(alg->flags & RCOLL_ALG_COMPOSED))) {
+            /* once per call shape: the choice is remembered (rcoll_select) */
+            rcoll_debug("%s %zu B on %d ranks: %s (RCOLL_TUNE_FILE rule)", rcoll_coll_name(coll),
+                        bytes, nranks, alg->name);
             return alg;
+        }
     }
     ppn = rcoll_selector_comm_ppn(task->comm);
     if (ppn < 0) {
@@ -262,6 +287,9 @@ static const rcoll_alg_t *select_uncached(rcoll_task_t *task, size_t bytes)
     alg = select_by_cost(coll, &m, bytes, nranks, ppn, sub);
     if (alg == NULL)
         rcoll_error("%s: no algorithm available", rcoll_coll_name(coll));
+    else
+        rcoll_debug("%s %zu B on %d ranks: %s (cost model)", rcoll_coll_name(coll), bytes,
+                    nranks, alg->name);
     return alg;
 }
 

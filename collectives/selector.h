@@ -53,12 +53,52 @@ typedef struct rcoll_tune_rule {
     int                line;
 } rcoll_tune_rule_t;
 
+/* The keys of `model KEY VALUE` lines (measured by rcoll_tune).  The first
+ * ones replace the compiled-in rcoll_model_t figures; the others are
+ * recorded for rcoll_info --model (the selector does not price them). */
+typedef enum {
+    RCOLL_TUNE_ALPHA,          /* s per message, same node */
+    RCOLL_TUNE_ALPHA_INTER,    /* s per message between nodes */
+    RCOLL_TUNE_BETA,           /* s per byte, same node */
+    RCOLL_TUNE_BETA_INTER,     /* s per byte between nodes */
+    RCOLL_TUNE_GAMMA,          /* s per byte reduced (float32 sum) */
+    RCOLL_TUNE_RNDV_EXTRA,     /* s added by a rendezvous message */
+    RCOLL_TUNE_NMODEL,         /* ---- the rest are recorded only ---- */
+    RCOLL_TUNE_MEMCPY_BETA = RCOLL_TUNE_NMODEL,   /* s per byte of memcpy, 4 MiB */
+    RCOLL_TUNE_XCORE_BETA,     /* s per byte copied from another core's cache/memory */
+    RCOLL_TUNE_GAMMA_FLOAT64,  /* s per byte reduced, float64 sum */
+    RCOLL_TUNE_GAMMA_INT32,    /* s per byte reduced, int32 sum */
+    RCOLL_TUNE_NKEYS
+} rcoll_tune_key_t;
+
 typedef struct rcoll_tune {
     rcoll_tune_rule_t *rules;
     int                nrules;
+    double             model[RCOLL_TUNE_NKEYS];       /* value of each key given */
+    int                model_line[RCOLL_TUNE_NKEYS];  /* its line; 0: not given */
 } rcoll_tune_t;
 
+/* Name ("alpha"), unit ("s", "s/B") and accepted range of a key; find: the
+ * key called name, or -1. */
+const char *rcoll_tune_key_name(int key);
+const char *rcoll_tune_key_unit(int key);
+void        rcoll_tune_key_range(int key, double *min, double *max);
+int         rcoll_tune_key_find(const char *name);
+
+/* A model key's value in m (key < RCOLL_TUNE_NMODEL); the recorded-only
+ * keys have no value in a model: NAN. */
+double rcoll_tune_model_value(const rcoll_model_t *m, int key);
+
+/* Replace m's figures by t's model lines (t may be NULL: no change). */
+void rcoll_tune_apply_model(const rcoll_tune_t *t, rcoll_model_t *m);
+
+/* The tune file a context reads when RCOLL_TUNE_FILE is empty:
+ * $sysconfdir/rcoll/tune of the build's prefix. */
+const char *rcoll_tune_default_path(void);
+
 /* Parse tune-file text; name is used in error messages ("name:line: why").
+ * Lines are rules or `model KEY VALUE` (a key at most once, the value a
+ * finite number within the key's range).
  * On error *out is untouched and err holds the message. */
 rcoll_status_t rcoll_tune_parse_text(const char *text, const char *name, rcoll_tune_t *out,
                                      char *err, size_t errlen);
@@ -68,5 +108,15 @@ rcoll_status_t rcoll_tune_parse_file(const char *path, rcoll_tune_t *out, char *
 const rcoll_alg_t *rcoll_tune_lookup(const rcoll_tune_t *t, rcoll_coll_type_t coll,
                                      size_t bytes, int nranks);
 void rcoll_tune_free(rcoll_tune_t *t);
+
+/* The table above with t's rules applied where one matches (marked "N*");
+ * t may be NULL. */
+void rcoll_selector_print_model_tune(FILE *out, const rcoll_model_t *m, const rcoll_tune_t *t,
+                                     int ppn);
+
+/* Each model key: its default in defaults, its value in t (NULL: none),
+ * which the selector uses; source says where t came from. */
+void rcoll_selector_print_figures(FILE *out, const rcoll_model_t *defaults,
+                                  const rcoll_tune_t *t, const char *source);
 
 #endif

@@ -10,13 +10,24 @@
  * barrier: 0): "*" (any), "N", "MIN-MAX" or "MIN-*", inclusive, each with an
  * optional k, m or g suffix (powers of 1024).  RANKS is "N", "MIN-MAX" or
  * "MIN-*".  The first rule that matches a call wins.
+ *
+ * A line may instead give a measured figure of the cost model (rcoll_tune
+ * writes them; docs/tuning.md lists the keys):
+ *
+ *     model  KEY  VALUE
+ *
+ * KEY one of the keys below, at most once per file; VALUE a finite number in
+ * the key's range (seconds, or seconds per byte).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "rcoll_build.h"
 #include "selector.h"
 
 #define TUNE_MAX_FILE  (1 << 20)
@@ -40,6 +51,106 @@ static rcoll_status_t tune_fail(const tune_ctx_t *tc, const char *fmt, ...)
     vsnprintf(tc->err + n, tc->errlen - (size_t)n, fmt, ap);
     va_end(ap);
     return RCOLL_ERR_INVALID_ARG;
+}
+
+/* ---- the model keys ---- */
+
+typedef struct {
+    const char *name, *unit;
+    double      min, max;
+    size_t      offset;     /* in rcoll_model_t (model keys only) */
+} tune_key_t;
+
+#define MODEL_OFF(f) offsetof(rcoll_model_t, f)
+/* Ranges: anything a real machine could measure, with room on both sides
+ * (1 ns .. 10 ms per message; 10 TB/s .. 1 MB/s per byte). */
+static const tune_key_t tune_keys[RCOLL_TUNE_NKEYS] = {
+    [RCOLL_TUNE_ALPHA]         = { "alpha",         "s",   1e-9,  1e-2, MODEL_OFF(alpha) },
+    [RCOLL_TUNE_ALPHA_INTER]   = { "alpha_inter",   "s",   1e-9,  1e-2, MODEL_OFF(alpha_inter) },
+    [RCOLL_TUNE_BETA]          = { "beta",          "s/B", 1e-13, 1e-6, MODEL_OFF(beta) },
+    [RCOLL_TUNE_BETA_INTER]    = { "beta_inter",    "s/B", 1e-13, 1e-6, MODEL_OFF(beta_inter) },
+    [RCOLL_TUNE_GAMMA]         = { "gamma",         "s/B", 1e-13, 1e-6, MODEL_OFF(gamma) },
+    [RCOLL_TUNE_RNDV_EXTRA]    = { "rndv_extra",    "s",   0,     1e-2, MODEL_OFF(rndv_extra) },
+    [RCOLL_TUNE_MEMCPY_BETA]   = { "memcpy_beta",   "s/B", 1e-13, 1e-6, 0 },
+    [RCOLL_TUNE_XCORE_BETA]    = { "xcore_beta",    "s/B", 1e-13, 1e-6, 0 },
+    [RCOLL_TUNE_GAMMA_FLOAT64] = { "gamma_float64", "s/B", 1e-13, 1e-6, 0 },
+    [RCOLL_TUNE_GAMMA_INT32]   = { "gamma_int32",   "s/B", 1e-13, 1e-6, 0 },
+};
+
+const char *rcoll_tune_key_name(int key)
+{
+    return key >= 0 && key < RCOLL_TUNE_NKEYS ? tune_keys[key].name : "?";
+}
+
+const char *rcoll_tune_key_unit(int key)
+{
+    return key >= 0 && key < RCOLL_TUNE_NKEYS ? tune_keys[key].unit : "?";
+}
+
+void rcoll_tune_key_range(int key, double *min, double *max)
+{
+    *min = key >= 0 && key < RCOLL_TUNE_NKEYS ? tune_keys[key].min : NAN;
+    *max = key >= 0 && key < RCOLL_TUNE_NKEYS ? tune_keys[key].max : NAN;
+}
+
+int rcoll_tune_key_find(const char *name)
+{
+    for (int k = 0; k < RCOLL_TUNE_NKEYS; k++)
+        if (strcmp(tune_keys[k].name, name) == 0)
+            return k;
+    return -1;
+}
+
+double rcoll_tune_model_value(const rcoll_model_t *m, int key)
+{
+    if (key < 0 || key >= RCOLL_TUNE_NMODEL)
+        return NAN;
+    double v;
+    memcpy(&v, (const char *)m + tune_keys[key].offset, sizeof(v));
+    return v;
+}
+
+void rcoll_tune_apply_model(const rcoll_tune_t *t, rcoll_model_t *m)
+{
+    for (int k = 0; t != NULL && k < RCOLL_TUNE_NMODEL; k++)
+        if (t->model_line[k] > 0)
+            memcpy((char *)m + tune_keys[k].offset, &t->model[k], sizeof(double));
+}
+
+const char *rcoll_tune_default_path(void)
+{
+    return RCOLL_TUNE_DEFAULT_PATH;
+}
+
+/* `model KEY VALUE` (tok[0] is "model"). */
+static rcoll_status_t tune_parse_model(tune_ctx_t *tc, char **tok, int ntok, rcoll_tune_t *t)
+{
+    char names[256] = "", *end = NULL;
+    size_t used = 0;
+
+    if (ntok != 3)
+        return tune_fail(tc, "expected model KEY VALUE, got %d field%s", ntok, ntok == 1 ? "" : "s");
+    int k = rcoll_tune_key_find(tok[1]);
+    if (k < 0) {
+        for (int i = 0; i < RCOLL_TUNE_NKEYS && used < sizeof(names); i++) {
+            int n = snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "",
+                             tune_keys[i].name);
+            used += n > 0 ? (size_t)n : 0;
+        }
+        return tune_fail(tc, "unknown model key '%s' (valid: %s)", tok[1], names);
+    }
+    if (t->model_line[k] > 0)
+        return tune_fail(tc, "model %s given twice (first on line %d)", tok[1], t->model_line[k]);
+    errno = 0;
+    double v = strtod(tok[2], &end);
+    if (end == tok[2] || *end != '\0' || errno != 0 || !isfinite(v))
+        return tune_fail(tc, "model %s: '%s' is not a number", tok[1], tok[2]);
+    if (v < tune_keys[k].min || v > tune_keys[k].max)
+        return tune_fail(tc, "model %s %s out of range [%g, %g] %s", tok[1], tok[2],
+                         tune_keys[k].min, tune_keys[k].max, tune_keys[k].unit);
+    t->model[k] = v;
+    t->model_line[k] = tc->line;
+    return RCOLL_OK;
 }
 
 /* A non-negative number with an optional k/m/g suffix, whole token. */
@@ -98,7 +209,10 @@ static int tune_parse_range(const char *s, uint64_t max, uint64_t *lo, uint64_t 
     return tune_parse_num(dash + 1, strlen(dash + 1), max, hi);
 }
 
-static rcoll_status_t tune_parse_line(tune_ctx_t *tc, char *line, rcoll_tune_rule_t *rule, int *empty)
+/* One line: *empty = 1 for a blank line, comment or model line (stored in
+ * t), else *rule is the rule it gives. */
+static rcoll_status_t tune_parse_line(tune_ctx_t *tc, char *line, rcoll_tune_rule_t *rule,
+                                      int *empty, rcoll_tune_t *t)
 {
     char *tok[5], *save = NULL, *hash = strchr(line, '#');
     int ntok = 0;
@@ -115,6 +229,10 @@ static rcoll_status_t tune_parse_line(tune_ctx_t *tc, char *line, rcoll_tune_rul
     *empty = ntok == 0;
     if (ntok == 0)
         return RCOLL_OK;
+    if (strcmp(tok[0], "model") == 0) {
+        *empty = 1;
+        return tune_parse_model(tc, tok, ntok, t);
+    }
     if (ntok < 3)
         return tune_fail(tc, "expected COLLECTIVE SIZES ALGORITHM [ranks=MIN-MAX], got %d field%s",
                          ntok, ntok == 1 ? "" : "s");
@@ -157,10 +275,11 @@ rcoll_status_t rcoll_tune_parse_text(const char *text, const char *name, rcoll_t
                                      char *err, size_t errlen)
 {
     tune_ctx_t tc = { .name = name, .line = 0, .err = err, .errlen = errlen };
-    rcoll_tune_t t = { NULL, 0 };
+    rcoll_tune_t t;
     int cap = 0;
     rcoll_status_t s = RCOLL_OK;
 
+    memset(&t, 0, sizeof(t));
     while (*text != '\0') {
         const char *nl = strchr(text, '\n');
         size_t len = nl ? (size_t)(nl - text) : strlen(text);
@@ -176,7 +295,7 @@ rcoll_status_t rcoll_tune_parse_text(const char *text, const char *name, rcoll_t
         memcpy(line, text, len);
         line[len] = '\0';
         text += len + (nl ? 1 : 0);
-        s = tune_parse_line(&tc, line, &rule, &empty);
+        s = tune_parse_line(&tc, line, &rule, &empty, &t);
         if (s != RCOLL_OK)
             break;
         if (empty)
@@ -255,6 +374,5 @@ void rcoll_tune_free(rcoll_tune_t *t)
     if (t == NULL)
         return;
     free(t->rules);
-    t->rules = NULL;
-    t->nrules = 0;
+    memset(t, 0, sizeof(*t));
 }

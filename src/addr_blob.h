@@ -14,6 +14,16 @@
 #include <stdint.h>
 #include "core.h"
 
+/* Where a rank's candidate where-is-everyone table is (whereis.h): its
+ * process, the descriptor's number there and the nonce in the table's
+ * header; all zero when it has none.  Only ranks of one node use it. */
+typedef struct {
+    int64_t  pid;
+    int32_t  fd;
+    uint32_t reserved;         /* zero */
+    uint64_t nonce;
+} addr_where_t;
+
 typedef struct {
     uint32_t wire_version;
     uint32_t ntls;
@@ -22,6 +32,7 @@ typedef struct {
     uint32_t node_len;         /* ranks with equal node names share a node */
     uint32_t nmatch;           /* setting hashes after the header */
     uint8_t  secret[16];       /* rank 0: the job's secret (auth.h); others: zero */
+    addr_where_t where;        /* this rank's candidate where table (whereis_table.c) */
 } addr_hdr_t;
 
 typedef struct {

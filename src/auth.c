@@ -80,6 +80,16 @@ uint64_t rcoll__auth_token(const rcoll_context_t *ctx, const char *label, uint64
     return derive(&ctx->auth, label, id, id, 2);
 }
 
+uint64_t rcoll__auth_msg_mac(const uint8_t key[RCOLL_SIPHASH_KEY_LEN], const void *msg, size_t len)
+{
+    uint8_t in[RCOLL_AUTH_MAC_COVER + 8];
+    size_t n = len < RCOLL_AUTH_MAC_COVER ? len : RCOLL_AUTH_MAC_COVER;
+    uint64_t len64 = len;
+    memcpy(in, msg, n);
+    memcpy(in + n, &len64, 8);
+    return rcoll__siphash24(key, in, n + 8);
+}
+
 int rcoll__auth_equal64(uint64_t a, uint64_t b)
 {
     uint64_t d = a ^ b;

@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include "config.h"
 #include "log.h"
+#include "rcoll_build.h"
 
 extern char **environ;
 
@@ -283,6 +285,18 @@ static const char *override_for(const char *const *overrides, const rcoll_config
     return found;
 }
 
+/* RCOLL_TUNE_FILE: empty means the installed default file if there is one
+ * (docs/tuning.md), "none" no file at all.  Resolved here, so that the file
+ * the selector reads is the one whose contents every rank compares. */
+static void resolve_tune_file(rcoll_config_t *cfg)
+{
+    if (strcmp(cfg->tune_file, "none") == 0) {
+        cfg->tune_file[0] = '\0';
+    } else if (cfg->tune_file[0] == '\0' && access(RCOLL_TUNE_DEFAULT_PATH, F_OK) == 0) {
+        snprintf(cfg->tune_file, sizeof(cfg->tune_file), "%s", RCOLL_TUNE_DEFAULT_PATH);
+    }
+}
+
 rcoll_status_t rcoll_config_load(const char *const *overrides, rcoll_config_t *cfg)
 {
     rcoll_status_t st;
@@ -323,6 +337,7 @@ rcoll_status_t rcoll_config_load(const char *const *overrides, rcoll_config_t *c
             }
         }
     }
+    resolve_tune_file(cfg);
     warn_unknown_env();
     return RCOLL_OK;
 }

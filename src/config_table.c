@@ -83,8 +83,9 @@ static const rcoll_config_entry_t coll_table[] = {
     { "REDUCE_SCATTER_ALGORITHM", "", "Force a reduce-scatter algorithm; empty: the selector "
       "chooses", RCOLL_CONFIG_STRING, F(reduce_scatter_alg), NULL, 1,
       .match = RCOLL_CONFIG_MATCH_VALUE },
-    { "TUNE_FILE", "", "File of selection overrides (size ranges -> algorithm); see "
-      "docs/algorithms.md", RCOLL_CONFIG_STRING, F(tune_file), NULL, 0,
+    { "TUNE_FILE", "", "Tune file (rules size range -> algorithm, measured model figures), as "
+      "rcoll_tune writes it; empty: $sysconfdir/rcoll/tune if that exists; none: no file; see "
+      "docs/tuning.md", RCOLL_CONFIG_STRING, F(tune_file), NULL, 0,
       .match = RCOLL_CONFIG_MATCH_FILE },
     { "SEGMENT_SIZE", "65536", "Pipelining unit in bytes for segmented algorithms (ring, chain)",
       RCOLL_CONFIG_SIZE, F(segment_size), NULL, 1, .min = 1024, .max = 1 << 30,

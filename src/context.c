@@ -135,6 +135,7 @@ static rcoll_status_t make_address(rcoll_context_t *ctx, uint8_t **out, size_t *
     if (ctx->rank == 0) {
         memcpy(h.secret, ctx->auth.secret, sizeof(h.secret));
     }
+    rcoll_whereis_prepare(ctx, &h.where);      /* this rank's candidate where table */
     memcpy(blob, &h, sizeof(h));
     rcoll_config_match_hashes(&ctx->config, (uint64_t *)(void *)(blob + sizeof(h)));
     memcpy(blob + sizeof(h) + hashes_len, ctx->node_name, node_len);
@@ -153,8 +154,7 @@ static rcoll_status_t make_address(rcoll_context_t *ctx, uint8_t **out, size_t *
 
 /*
  * Every rank takes the job's secret from rank 0's blob (rank 0 drew it in
- * context_start), then clears it there: nothing derived from the blobs
- * (job_key names a table in /dev/shm) may depend on it.
+ * context_start), then clears it there.
  */
 static rcoll_status_t take_secret(rcoll_context_t *ctx, void *blob0, size_t len0)
 {
@@ -230,12 +230,6 @@ static rcoll_status_t connect_peers(rcoll_context_t *ctx, const uint8_t *mine, s
     if (st == RCOLL_OK) {
         st = take_secret(ctx, blobs[0], lens[0]);
     }
-    ctx->job_key = 0xcbf29ce484222325ull;      /* the same on every rank: whereis.c names its table by it */
-    for (int r = 0; r < ctx->size && st == RCOLL_OK; r++) {
-        for (size_t i = 0; i < lens[r]; i++) {
-            ctx->job_key = (ctx->job_key ^ ((const uint8_t *)blobs[r])[i]) * 0x100000001b3ull;
-        }
-    }
     ctx->nnodes = 0;
     /* First every node name, so each rank's node is known before choosing. */
     for (int r = 0; r < ctx->size && st == RCOLL_OK; r++) {
@@ -243,6 +237,13 @@ static rcoll_status_t connect_peers(rcoll_context_t *ctx, const uint8_t *mine, s
         if (st == RCOLL_OK) {
             int node = node_of_name(ctx, pas, r, &pas[r]);
             ctx->node_of[r] = node >= 0 ? node : ctx->nnodes++;
+        }
+    }
+    /* The node's where table: the lowest of its ranks that offers one (whereis.h). */
+    for (int r = 0; r < ctx->size && st == RCOLL_OK; r++) {
+        if (ctx->node_of[r] == ctx->node_of[ctx->rank] && hs[r].where.pid > 0) {
+            rcoll_whereis_offer(ctx, r, &hs[r].where);
+            break;
         }
     }
     int counts[4] = { 0 };

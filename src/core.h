@@ -125,7 +125,6 @@ struct rcoll_context {
     int                   ntasks_live;         /* allocated and not yet released (task.c) */
     /* where is everyone (whereis.h) */
     rcoll_auth_t          auth;                /* the job's secret (auth.h): rank 0 draws it */
-    uint64_t              job_key;             /* a hash of the bootstrap exchange: the same on every rank */
     struct rcoll_whereis *whereis;             /* the node's table */
     struct rcoll_where_rank *where_me;         /* this rank's entry in it (never NULL after init) */
     /* failure handling (revoke.c): the communicators by id, revoke state,

@@ -28,6 +28,7 @@ librcoll_core_la_SOURCES = \
     src/task.c \
     src/task_child.c \
     src/whereis.c \
+    src/whereis_table.c \
     src/whereis_remote.c \
     src/liveness.c \
     src/fault.c \

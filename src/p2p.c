@@ -42,6 +42,7 @@
  * the payload as PULLED, which matches only a receive that pulled it.  The
  * receiver keeps a HOLD unexpected (a header, not charged), never a PULLED.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1053,44 +1054,75 @@ void rcoll_p2p_peer_error_cb(void *arg, int peer, rcoll_status_t st, const char 
  * the endpoint: RCOLL_TIMEOUT, at most this. */
 #define RCOLL_GET_DRAIN_MAX_S 10.0
 
-/* A receive whose read is in flight may not return before the read has
- * finished or the endpoint is closed: wait for it (bounded), else abort. */
-static void drain_get(rcoll_p2p_op_t *op)
+static bool op_getting(const rcoll_p2p_op_t *op)
 {
-    if (op->state != RCOLL_P2P_GETTING && op->state != RCOLL_P2P_GETTING_VOID) {
-        return;
-    }
-    double t = op->task->ctx->config.timeout;
-    double bound = t > 0 && t < RCOLL_GET_DRAIN_MAX_S ? t : RCOLL_GET_DRAIN_MAX_S;
-    /* A dead (or exited) peer's memory: the read may never end. */
+    return op->state == RCOLL_P2P_GETTING || op->state == RCOLL_P2P_GETTING_VOID;
+}
+
+static bool op_withdrawn(const rcoll_p2p_op_t *op)
+{
+    return op->state == RCOLL_P2P_WITHDRAWN;
+}
+
+/* The bound of a drain: RCOLL_TIMEOUT, at most RCOLL_GET_DRAIN_MAX_S. */
+static double drain_bound(const rcoll_context_t *ctx)
+{
+    double t = ctx->config.timeout;
+    return t > 0 && t < RCOLL_GET_DRAIN_MAX_S ? t : RCOLL_GET_DRAIN_MAX_S;
+}
+
+typedef enum { DRAIN_ENDED, DRAIN_PEER_FAILED, DRAIN_PEER_GONE, DRAIN_EXPIRED } drain_end_t;
+
+/* Progress op's transport while busy(op) holds, for at most bound seconds,
+ * looking every 10 ms whether the peer's process is gone.  Says why it
+ * stopped. */
+static drain_end_t drain_wait(rcoll_p2p_op_t *op, bool (*busy)(const rcoll_p2p_op_t *),
+                              double bound)
+{
     rcoll_context_t *ctx = op->task->ctx;
-    if (ctx->peer_failed[op->wpeer] != RCOLL_OK || rcoll_liveness_gone(ctx, op->wpeer)) {
-        bound = 0;
-    }
-    double now = rcoll_time_now(), end = now + bound, next_look = now + 0.01;
-    while ((op->state == RCOLL_P2P_GETTING || op->state == RCOLL_P2P_GETTING_VOID) && now < end) {
-        op->tl_ops->progress(op->tl);
-        now = rcoll_time_now();
+    double now = rcoll_time_now(), end = now + bound, next_look = now;
+    while (busy(op)) {
+        if (ctx->peer_failed[op->wpeer] != RCOLL_OK) {
+            return DRAIN_PEER_FAILED;
+        }
         if (now >= next_look) {
             next_look = now + 0.01;
             if (rcoll_liveness_gone(ctx, op->wpeer)) {
-                bound = 0;
-                break;
+                return DRAIN_PEER_GONE;
             }
         }
-    }
-    if (op->state == RCOLL_P2P_GETTING || op->state == RCOLL_P2P_GETTING_VOID) {
-        char why[160];
-        if (bound == 0) {
-            snprintf(why, sizeof(why), "a failed receive's read of %zu bytes from the failed or "
-                     "exited peer is in flight", op->len);
-        } else {
-            snprintf(why, sizeof(why), "a failed receive's read of %zu bytes is still in flight "
-                     "after %.1f s", op->len, bound);
+        if (now >= end) {
+            return DRAIN_EXPIRED;
         }
-        op->tl_ops->abort_peer(op->tl, op->wpeer, why);
-        op_complete(op, RCOLL_ERR_TIMEOUT);      /* nothing lands now; get_done ignores it */
+        op->tl_ops->progress(op->tl);
+        now = rcoll_time_now();
     }
+    return DRAIN_ENDED;
+}
+
+/* A receive whose read is in flight may not return before the read has
+ * finished or the endpoint is closed: wait for it (bounded), else abort.
+ * A failed (or exited) peer's memory: the read may never end, so no wait. */
+static void drain_get(rcoll_p2p_op_t *op)
+{
+    if (!op_getting(op)) {
+        return;
+    }
+    double bound = drain_bound(op->task->ctx);
+    drain_end_t why_end = drain_wait(op, op_getting, bound);
+    if (why_end == DRAIN_ENDED) {
+        return;
+    }
+    char why[160];
+    if (why_end != DRAIN_EXPIRED) {
+        snprintf(why, sizeof(why), "a failed receive's read of %zu bytes from the failed or "
+                 "exited peer is in flight", op->len);
+    } else {
+        snprintf(why, sizeof(why), "a failed receive's read of %zu bytes is still in flight "
+                 "after %.1f s", op->len, bound);
+    }
+    op->tl_ops->abort_peer(op->tl, op->wpeer, why);
+    op_complete(op, RCOLL_ERR_TIMEOUT);      /* nothing lands now; get_done ignores it */
 }
 
 /* A failed send whose source a receiver may be reading (RCOLL_P2P_WITHDRAWN)
@@ -1105,36 +1137,30 @@ static void drain_withdrawn(rcoll_p2p_op_t *op)
         return;
     }
     rcoll_context_t *ctx = op->task->ctx;
-    double t = ctx->config.timeout;
-    double bound = t > 0 && t < RCOLL_GET_DRAIN_MAX_S ? t : RCOLL_GET_DRAIN_MAX_S;
-    double now = rcoll_time_now(), end = now + bound, next_look = now;
-    while (op->state == RCOLL_P2P_WITHDRAWN && ctx->peer_failed[op->wpeer] == RCOLL_OK &&
-           now < end) {
-        if (now >= next_look) {              /* a dead reader never answers */
-            next_look = now + 0.01;
-            if (rcoll_liveness_gone(ctx, op->wpeer)) {
-                rcoll_p2p_peer_error_cb(ctx, op->wpeer, RCOLL_ERR_PEER_FAILED, "its process has "
-                                        "exited (seen while a withdrawn send waited for it)");
-                break;
-            }
-        }
-        op->tl_ops->progress(op->tl);
-        now = rcoll_time_now();
+    double bound = drain_bound(ctx);
+    if (drain_wait(op, op_withdrawn, bound) == DRAIN_PEER_GONE) {
+        /* A dead reader never answers; the failure ends the op (it is on
+         * sends_wait_rtr). */
+        rcoll_p2p_peer_error_cb(ctx, op->wpeer, RCOLL_ERR_PEER_FAILED, "its process has "
+                                "exited (seen while a withdrawn send waited for it)");
     }
-    if (op->state == RCOLL_P2P_WITHDRAWN) {
-        rcoll_list_del(&op->link);
-        if (ctx->peer_failed[op->wpeer] == RCOLL_OK) {
-            char why[160];
-            snprintf(why, sizeof(why), "no answer to a withdrawn send of %zu bytes after %.1f s "
-                     "(its reader may still read it)", op->len, bound);
-            op->tl_ops->abort_peer(op->tl, op->wpeer, why);
-        }
-        rcoll_status_t st = ctx->peer_failed[op->wpeer];
-        op_fail(op, st != RCOLL_OK ? st : RCOLL_ERR_TIMEOUT, "a withdrawn send's reader did not "
-                "answer (failed, gone or silent): its endpoint is closed");
+    if (op->state == RCOLL_P2P_WAIT_DONE) {
+        op_complete(op, RCOLL_ERR_TIMEOUT);    /* answered; deregisters the source */
         return;
     }
-    op_complete(op, RCOLL_ERR_TIMEOUT);    /* answered; deregisters the source */
+    if (op->state != RCOLL_P2P_WITHDRAWN) {    /* a peer failure ended it already */
+        return;
+    }
+    rcoll_list_del(&op->link);
+    if (ctx->peer_failed[op->wpeer] == RCOLL_OK) {
+        char why[160];
+        snprintf(why, sizeof(why), "no answer to a withdrawn send of %zu bytes after %.1f s "
+                 "(its reader may still read it)", op->len, bound);
+        op->tl_ops->abort_peer(op->tl, op->wpeer, why);
+    }
+    rcoll_status_t st = ctx->peer_failed[op->wpeer];
+    op_fail(op, st != RCOLL_OK ? st : RCOLL_ERR_TIMEOUT, "a withdrawn send's reader did not "
+            "answer (failed, gone or silent): its endpoint is closed");
 }
 
 void rcoll_p2p_cancel_task(rcoll_task_t *task)

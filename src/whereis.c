@@ -1,124 +1,20 @@
 /*
- * whereis.c - the node's "where am I" table and the timeout report built
- * from it (whereis.h, docs/reliability.md).
- *
- * The table is one POSIX shared-memory object per node and job,
- * /rcoll-where-<key>, key a hash of what the bootstrap exchange gave every
- * rank alike (ctx->job_key) and of the node's name: every rank of the node
- * opens it with O_CREAT, sizes it, maps it and counts itself in; the last
- * one in unlinks the name (and every rank unlinks it at finalize, in case
- * one never came), so /dev/shm keeps nothing unless a rank is killed inside
- * rcoll_init.
+ * whereis.c - the entries of the node's "where am I" table and the timeout
+ * report built from it (whereis.h, docs/reliability.md).  The table itself
+ * is made and mapped at init by whereis_table.c; ranks on other nodes are
+ * asked by whereis_remote.c.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 #include "whereis.h"
-
-typedef struct {
-    _Atomic uint64_t attached;
-    uint64_t         nranks;
-    uint64_t         pad[6];
-} where_hdr_t;
-
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++) {
-        h = (h ^ p[i]) * 0x100000001b3ull;
-    }
-    return h;
-}
 
 static uint64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Map the node's table; 0 on success. */
-static int table_map(rcoll_context_t *ctx, struct rcoll_whereis *w)
-{
-    uint64_t key = fnv1a(ctx->job_key, ctx->node_name, strlen(ctx->node_name));
-    snprintf(w->name, sizeof(w->name), "/rcoll-where-%016llx", (unsigned long long)key);
-    w->len = sizeof(where_hdr_t) + (size_t)ctx->local_size * sizeof(rcoll_where_rank_t);
-    int fd = shm_open(w->name, O_CREAT | O_RDWR, 0600);
-    if (fd < 0) {
-        rcoll_debug("whereis: shm_open %s: %s", w->name, strerror(errno));
-        return -1;
-    }
-    void *base = MAP_FAILED;
-    if (ftruncate(fd, (off_t)w->len) == 0) {
-        base = mmap(NULL, w->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    }
-    int err = errno;
-    close(fd);
-    if (base == MAP_FAILED) {
-        rcoll_debug("whereis: mapping %s (%zu bytes): %s", w->name, w->len, strerror(err));
-        shm_unlink(w->name);
-        return -1;
-    }
-    w->base = base;
-    w->ranks = (rcoll_where_rank_t *)(void *)((char *)base + sizeof(where_hdr_t));
-    return 0;
-}
-
-void rcoll_whereis_init(rcoll_context_t *ctx)
-{
-    struct rcoll_whereis *w = calloc(1, sizeof(*w));
-    ctx->where_me = calloc(1, sizeof(rcoll_where_rank_t));   /* until the table is there */
-    ctx->whereis = w;
-    if (w == NULL || ctx->where_me == NULL || ctx->size < 2 || ctx->local_size < 2) {
-        return;                          /* nobody on this node to read it */
-    }
-    w->local_of = malloc(sizeof(int) * (size_t)ctx->size);
-    if (w->local_of == NULL || table_map(ctx, w) != 0) {
-        free(w->local_of);
-        w->local_of = NULL;
-        return;
-    }
-    int me = -1, n = 0;
-    for (int r = 0; r < ctx->size; r++) {
-        int same = ctx->node_of[r] == ctx->node_of[ctx->rank];
-        w->local_of[r] = same ? n++ : -1;
-        me = r == ctx->rank ? w->local_of[r] : me;
-    }
-    free(ctx->where_me);
-    ctx->where_me = &w->ranks[me];
-    atomic_store(&ctx->where_me->world_rank, ctx->rank);
-    atomic_store(&ctx->where_me->pid, (int64_t)getpid());
-    where_hdr_t *h = w->base;
-    if (atomic_fetch_add(&h->attached, 1) + 1 == (uint64_t)ctx->local_size) {
-        shm_unlink(w->name);
-    }
-}
-
-void rcoll_whereis_fini(rcoll_context_t *ctx)
-{
-    struct rcoll_whereis *w = ctx->whereis;
-    if (w == NULL) {
-        free(ctx->where_me);
-        return;
-    }
-    if (w->base != NULL) {
-        atomic_store(&ctx->where_me->pid, 0);
-        shm_unlink(w->name);             /* if a rank never came: nothing left behind */
-        munmap(w->base, w->len);
-    } else {
-        free(ctx->where_me);
-    }
-    ctx->where_me = NULL;
-    free(w->local_of);
-    free(w);
-    ctx->whereis = NULL;
 }
 
 void rcoll_whereis_comm_attach(rcoll_comm_t *comm)
@@ -185,7 +81,7 @@ static void doing(const rcoll_context_t *ctx, const rcoll_where_rank_t *r, uint6
                   char *out, size_t len)
 {
     if (atomic_load(&r->pid) == 0) {
-        snprintf(out, len, "gone from rcoll (finalized, or never initialised)");
+        snprintf(out, len, "gone from rcoll (finalized, never initialised, or without this node's table)");
         return;
     }
     if (!atomic_load(&r->inside)) {

@@ -4,15 +4,21 @@
  * that have not entered the one it waited in, and say what they do instead
  * (docs/reliability.md).
  *
- * The ranks of a node share one small table in POSIX shared memory (made at
- * init, unlinked once every rank of the node has mapped it); each rank owns
- * one entry of it: its pid, whether it is waiting inside rcoll now, when it
- * last was (stamped by the deadline check, which reads the clock anyway),
- * and a slot per communicator: the communicator's id and the (sequence,
- * collective) last posted on it.  Publishing costs the per-collective path
- * one plain store when a collective is posted; "inside" is set by a blocking
- * wait once it has polled idly 64 times (with the deadline check) and
- * cleared when such a wait ends.
+ * The ranks of a node share one small table in shared memory that never
+ * has a name (whereis_table.c): each rank makes a candidate, an unlinked
+ * memfd, before the address exchange and publishes where it is (its pid,
+ * the descriptor's number and a random nonce) in its address blob; after
+ * the exchange every rank of the node maps the candidate of the node's
+ * lowest rank that offered one, through /proc/<pid>/fd/<fd>, and the others
+ * close theirs.  So the table lives exactly as long as some rank of the
+ * node holds it: no kill at any moment leaves anything in /dev/shm.  Each
+ * rank owns one entry of it: its pid, whether it is waiting inside rcoll
+ * now, when it last was (stamped by the deadline check, which reads the
+ * clock anyway), and a slot per communicator: the communicator's id and the
+ * (sequence, collective) last posted on it.  Publishing costs the
+ * per-collective path one plain store when a collective is posted; "inside"
+ * is set by a blocking wait once it has polled idly 64 times (with the
+ * deadline check) and cleared when such a wait ends.
  *
  * Ranks on other nodes are not in this node's table: at a timeout the
  * report asks one reachable rank of each such node over the transport
@@ -27,6 +33,7 @@
 #include <stdint.h>
 #include "core.h"
 #include "wire.h"
+#include "addr_blob.h"
 
 #define RCOLL_WHERE_NCOMM 60     /* communicators per rank whose state is published */
 
@@ -51,22 +58,35 @@ struct rcoll_where_fetch;                /* whereis_remote.c: a query in flight 
 
 /* ctx->whereis */
 struct rcoll_whereis {
-    char                name[64];
-    void               *base;
+    void               *base;         /* the mapped table; NULL: none */
     size_t              len;
     int                *local_of;     /* world rank -> entry index on this node, -1: other node */
     rcoll_where_rank_t *ranks;
     struct rcoll_where_fetch *fetch;  /* the report's query to other nodes, while it waits */
     uint32_t            nonce;        /* numbers the queries */
+    /* the table's set-up (whereis_table.c) */
+    int                 fd;           /* this rank's candidate; kept by the owner until finalize; -1: none */
+    uint64_t            fd_nonce;     /* in the candidate's header and in this rank's blob */
+    int                 owner;        /* world rank whose candidate is the node's table; -1: none */
+    addr_where_t        offer;        /* where the owner's candidate is (its blob: hostile input) */
 };
-
 /* The entry of world rank wr if it is on this node and visible (this
  * rank's own always is), else NULL. */
 const rcoll_where_rank_t *rcoll__whereis_local(const rcoll_context_t *ctx, int wr);
 
-/* Map (or, alone on the node, allocate) the table; this rank's entry is
- * ctx->where_me.  Never fails the init: without a table the report says
- * that the peers' state is not known. */
+/* Before the address exchange: make this rank's candidate table and say
+ * where it is in *pub (all zero when it could not be made, or when alone
+ * in the job).  Never fails the init. */
+void rcoll_whereis_prepare(rcoll_context_t *ctx, addr_where_t *pub);
+
+/* After the exchange: world rank r, the lowest of this node whose blob
+ * offers a table (pub->pid > 0), is the node's owner. */
+void rcoll_whereis_offer(rcoll_context_t *ctx, int r, const addr_where_t *pub);
+
+/* Map the owner's table (local size and node_of known); this rank's entry
+ * is ctx->where_me.  Never fails the init: without a table (one warning
+ * when the owner's cannot be opened) the report says that the peers'
+ * state on this node is not known. */
 void rcoll_whereis_init(rcoll_context_t *ctx);
 void rcoll_whereis_fini(rcoll_context_t *ctx);
 

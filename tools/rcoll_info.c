@@ -5,7 +5,8 @@
  *                           algorithms, transports, topology
  *   rcoll_info --config     settings only
  *   rcoll_info --markdown   the settings as the README's markdown table
- *   rcoll_info --model      the selector's choice per size and rank count
+ *   rcoll_info --model      the model's figures (default vs the tune file's) and the
+ *                           selector's choice per size and rank count
  *   rcoll_info --devices    RDMA devices and ports: kind, state, MTU, speed, GID
  */
 #include <stdio.h>
@@ -103,6 +104,37 @@ static void print_topology(void)
     hwloc_topology_destroy(topo);
 }
 
+/* The model's figures (default vs the tune file's) and the choice per size
+ * and rank count under them, the tune file's rules applied. */
+static int print_model(const rcoll_config_t *cfg, int ppn)
+{
+    rcoll_model_t m = *rcoll_selector_model();
+    rcoll_tune_t tune, *t = NULL;
+    char source[RCOLL_CONFIG_STR_MAX + 64], err[512];
+    const char *env = getenv("RCOLL_TUNE_FILE");
+
+    m.eager_limit = cfg->eager_limit;
+    if (cfg->tune_file[0] != '\0') {
+        if (rcoll_tune_parse_file(cfg->tune_file, &tune, err, sizeof(err)) != RCOLL_OK) {
+            fprintf(stderr, "rcoll_info: RCOLL_TUNE_FILE: %s\n", err);
+            return 1;
+        }
+        t = &tune;
+        snprintf(source, sizeof(source), "%s, %s", cfg->tune_file,
+                 env != NULL && env[0] != '\0' ? "from RCOLL_TUNE_FILE" : "the default location");
+    } else {
+        snprintf(source, sizeof(source), "no tune file: RCOLL_TUNE_FILE %s, and %s %s",
+                 env != NULL && env[0] != '\0' ? "is none" : "is empty", rcoll_tune_default_path(),
+                 env != NULL && env[0] != '\0' ? "is not read" : "does not exist");
+    }
+    rcoll_selector_print_figures(stdout, &m, t, source);
+    rcoll_tune_apply_model(t, &m);
+    rcoll_selector_print_model_tune(stdout, &m, t, ppn);
+    if (t != NULL)
+        rcoll_tune_free(t);
+    return 0;
+}
+
 static void usage(FILE *out)
 {
     fprintf(out, "usage: rcoll_info [--config | --markdown | --model [--ppn N] | --devices | --help]\n");
@@ -127,15 +159,8 @@ int main(int argc, char **argv)
     }
     rcoll_log_set_level(cfg.log_level);
     if (strcmp(mode, "--model") == 0) {
-        rcoll_model_t m = *rcoll_selector_model();
-        m.eager_limit = cfg.eager_limit;
         int ppn = (argc > 3 && strcmp(argv[2], "--ppn") == 0) ? atoi(argv[3]) : 0;
-        if (ppn > 0) {
-            rcoll_selector_print_model_ppn(stdout, &m, ppn);
-        } else {
-            rcoll_selector_print_model(stdout, &m);
-        }
-        return 0;
+        return print_model(&cfg, ppn > 0 ? ppn : 16);
     }
     if (strcmp(mode, "--devices") == 0) {
         rcoll_verbs_print_devices(stdout, &cfg);

@@ -10,7 +10,8 @@ CFLAGS   := -g -O1 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initia
 EXT_CFLAGS := $(shell pkg-config --cflags ucx pmix hwloc libibverbs librdmacm)
 LIBS     := $(shell pkg-config --libs ucx pmix hwloc libibverbs librdmacm) -lm -lpthread
 
-COMMON_INC := -Iinclude -Icommon
+# -I.: the configure-made rcoll_build.h, as -I$(top_builddir) in Makefile.am
+COMMON_INC := -Iinclude -Icommon -I.
 CORE_INC   := $(COMMON_INC) -Isrc -Icollectives -Itransports
 COLL_INC   := $(COMMON_INC) -Icollectives
 TL_INC     := $(COMMON_INC) -Itransports

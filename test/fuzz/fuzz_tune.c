@@ -5,7 +5,8 @@
  * refuses NULs).  Oracles: a rejection names "fuzz:LINE:"; every accepted
  * rule is well formed (a known collective, an algorithm of that collective,
  * non-empty size and rank ranges, ranks from 1) and lookup finds a rule for
- * the smallest call each rule covers.
+ * the smallest call each rule covers; every model figure accepted is within
+ * its key's range.
  */
 #include "fuzz_util.h"
 #include "selector.h"
@@ -36,6 +37,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(r->line >= 1, "rule %d: line %d", i, r->line);
         FUZZ_CHECK(rcoll_tune_lookup(&t, r->coll, r->min_bytes, r->min_ranks) != NULL,
                    "rule %d (line %d) matches nothing", i, r->line);
+    }
+    for (int k = 0; k < RCOLL_TUNE_NKEYS; k++) {
+        double lo, hi;
+        rcoll_tune_key_range(k, &lo, &hi);
+        FUZZ_CHECK(t.model_line[k] >= 0, "key %d: line %d", k, t.model_line[k]);
+        FUZZ_CHECK(t.model_line[k] == 0 || (t.model[k] >= lo && t.model[k] <= hi),
+                   "model %s %g accepted outside [%g, %g]", rcoll_tune_key_name(k), t.model[k],
+                   lo, hi);
     }
     rcoll_tune_free(&t);
     FUZZ_CHECK(t.rules == NULL && t.nrules == 0, "free left rules behind");

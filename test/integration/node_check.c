@@ -1,10 +1,11 @@
 /*
  * node_check - rcoll_comm_split_node: on the world, on a node communicator
  * itself, and on sub-communicators that span some of the nodes; then
- * collectives on the node communicators beside the world's, and on the
- * sub-communicator that spans some nodes with each node-aware algorithm
- * forced (allreduce node_aware / node_leader, bcast node_aware), beside the
- * world's collective with the same algorithm.
+ * collectives on the node communicators beside the world's, and, with each
+ * node-aware algorithm forced (allreduce and reduce node_aware /
+ * node_leader; bcast, allgather and barrier node_aware), on the
+ * sub-communicator that spans some nodes beside the world's collective with
+ * the same algorithm, and on the world with the nodes' ranks interleaved.
  *
  *   rcollrun -n 4 --nodes 2 test/integration/node_check [--layout 2,2] [-v]
  *   srun -N 2 -n 4 --mpi=pmix test/integration/node_check [-v]
@@ -160,15 +161,21 @@ static void collectives(node_run_t *R, check_group_t *g, check_group_t *gw, uint
 static void node_aware_forced(node_run_t *R, rcoll_context_t *ctx, check_group_t *g,
                               check_group_t *gw)
 {
-    static const char *const forced[][2] = {
-        {"node_aware", "node_aware"}, {"node_leader", "node_aware"}, {"", ""},
+    static const char *const keys[] = {
+        "RCOLL_ALLREDUCE_ALGORITHM", "RCOLL_BCAST_ALGORITHM", "RCOLL_REDUCE_ALGORITHM",
+        "RCOLL_ALLGATHER_ALGORITHM", "RCOLL_BARRIER_ALGORITHM",
+    };
+    static const char *const forced[][5] = {
+        {"node_aware", "node_aware", "node_aware", "node_aware", "node_aware"},
+        {"node_leader", "node_aware", "node_leader", "node_aware", "node_aware"},
+        {"", "", "", "", ""},
     };
     for (size_t i = 0; i < sizeof(forced) / sizeof(forced[0]); i++) {
-        rcoll_status_t st = rcoll_config_set(ctx, "RCOLL_ALLREDUCE_ALGORITHM", forced[i][0]);
-        if (st == RCOLL_OK)
-            st = rcoll_config_set(ctx, "RCOLL_BCAST_ALGORITHM", forced[i][1]);
-        if (st != RCOLL_OK)
-            fatal(R, "rcoll_config_set", st);
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+            rcoll_status_t st = rcoll_config_set(ctx, keys[k], forced[i][k]);
+            if (st != RCOLL_OK)
+                fatal(R, "rcoll_config_set", st);
+        }
         collectives(R, g, gw, 400 + 10 * i);
     }
 }
@@ -228,6 +235,20 @@ static int run(node_run_t *R, rcoll_context_t *ctx, const char *layout)
         free_comm(R, &halfnode);
         free_comm(R, &half);
     }
+    /* The world with the nodes' ranks interleaved (by local index, then
+     * node): on more than one node, no node's ranks are contiguous in comm
+     * order, which the node-aware allgather must put back in comm order. */
+    int seen[MAX_RANKS] = {0};
+    check_group_t inter;
+    for (int r = 0; r < R->wsize; r++) {
+        colors[r] = 0;
+        keys[r] = seen[R->node_of[r]]++ * R->wsize + R->node_of[r];
+    }
+    check_group_expect(&inter, "nodes interleaved", R->wsize, R->wrank, colors, keys);
+    if ((st = rcoll_comm_split(world, 0, keys[R->wrank], &inter.comm)) != RCOLL_OK)
+        fatal(R, "rcoll_comm_split", st);
+    node_aware_forced(R, ctx, &inter, &inter);
+    free_comm(R, &inter);
     free_comm(R, &node2);
     free_comm(R, &node);
 

@@ -59,7 +59,17 @@
 #               6 ranks under rcollrun --enable-recovery, over shm, UCX_TLS=sm,self
 #               and UCX_TLS=tcp,self (16 KiB) without shm unless UCX_TLS or
 #               RCOLL_TRANSPORT=verbs is set, then over shm and without it;
-#               rcollrun only, not with --nodes); default all
+#               rcollrun only, not with --nodes), tune (tune_check.sh,
+#               once, rcollrun only, not with --nodes: rcoll_tune --quick at 2 ranks
+#               writes a tune file, coll_check under it selects what its rules say,
+#               ranks with different tune files fail init naming RCOLL_TUNE_FILE,
+#               ~20 s), nodealg (under --nodes or --srun-nodes, N >= 2:
+#               comm_check and nb_check with the node-aware algorithms forced
+#               through the environment, RCOLL_<COLL>_ALGORITHM=node_aware for
+#               allreduce, bcast, reduce, allgather and barrier, so they run on
+#               every communicator those programs make, some spanning some
+#               nodes, some on one node; then comm_check with node_leader for
+#               allreduce and reduce); default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
 #   --dead-bound  dead_check's bound in seconds (default 5; the soft-RDMA
@@ -93,14 +103,14 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node timeout mismatch late wedge where shmleft dead flood faults oob auth shrink"
+only="coll comm group nb node nodealg timeout mismatch late wedge where shmleft dead flood faults oob auth shrink tune"
 coll_args=()
 limit_override=""
 dead_bound=5
 
 nodes=""
 srun_nodes=""
-usage() { sed -n '2,69p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^# Every launch runs/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -244,6 +254,9 @@ run_set() {
     wants group && run_one group_check "$n" 180 "$here/group_check"
     wants nb && run_one nb_check "$n" 180 "$here/nb_check"
     wants node && run_one node_check "$n" 120 "$here/node_check"
+    if wants nodealg && [ -n "$node_arg" ] && [ "$n" -ge 2 ]; then
+        node_alg_checks "$n"
+    fi
     if wants timeout && [ "$n" -ge 2 ]; then
         run_one timeout_check "$n" 120 "$here/timeout_check"
     fi
@@ -279,6 +292,21 @@ run_set() {
     fi
     wants faults && fault_checks "$n"
     return 0
+}
+
+# node_alg_checks N: the node-aware algorithms forced by the environment
+# (coll_check and node_check force them with rcoll_config_set) on every
+# communicator comm_check and nb_check make; on a node's own
+# sub-communicators the selector must fall back to flat algorithms.
+node_alg_checks() {
+    local n=$1
+    local -x RCOLL_ALLREDUCE_ALGORITHM=node_aware RCOLL_BCAST_ALGORITHM=node_aware \
+             RCOLL_REDUCE_ALGORITHM=node_aware RCOLL_ALLGATHER_ALGORITHM=node_aware \
+             RCOLL_BARRIER_ALGORITHM=node_aware
+    run_one "comm_check node_aware forced" "$n" 180 "$here/comm_check"
+    run_one "nb_check node_aware forced" "$n" 180 "$here/nb_check"
+    RCOLL_ALLREDUCE_ALGORITHM=node_leader RCOLL_REDUCE_ALGORITHM=node_leader \
+        run_one "comm_check node_leader forced" "$n" 180 "$here/comm_check"
 }
 
 # flood_checks N: flood_check (bounded unexpected-message memory) over UCX's
@@ -545,6 +573,11 @@ shrink_checks() {
 }
 if wants shrink && [ "$launcher" = rcollrun ] && [ -z "$nodes" ]; then
     shrink_checks
+fi
+
+# the calibration command and its tune file (it launches its own 2 ranks)
+if wants tune && [ "$launcher" = rcollrun ] && [ -z "$nodes" ]; then
+    run_one "tune_check.sh" 0 150 "$here/tune_check.sh"
 fi
 
 # threads with their own contexts in one process: no launcher, run once

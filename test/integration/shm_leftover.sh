@@ -1,14 +1,20 @@
 #!/bin/bash
 # shm_leftover.sh N: no rcoll file outlives a job in /dev/shm, killed or not
 # (issue 12 item 4).  Runs shm_leftover_check under rcollrun -n N once per
-# --kill mode (none, setup-root, setup-leaf, after; see shm_leftover_check.c)
+# --kill mode (none, setup-root, setup-leaf, after, init-root, init-leaf: a
+# rank dies inside rcoll_init after the address exchange; see
+# shm_leftover_check.c)
 # inside a private mount namespace with its own tmpfs on /dev/shm, so the
 # files of other jobs on the host are neither seen nor touched, and after
 # each launch lists /dev/shm: any name starting with "rcoll" fails the test.
 # The "none" launch must exit 0, the others must end with a failure (137:
 # rcollrun's status for a rank killed by SIGKILL) after a rank said it
-# killed itself.  Needs root (unshare -m, mount); elsewhere it says "skipped"
-# and exits 0.
+# killed itself.  Then a rank dies inside rcoll_init (RCOLL_FAULT=V:POINT for
+# POINT fence and shm-setup, V the first and the last rank) under rcollrun
+# --enable-recovery, so that the survivors fail their init and exit on
+# their own: rcollrun must report rank V killed by signal 9, and /dev/shm
+# must be as empty (the where-is-everyone table has no name: whereis_table.c).
+# Needs root (unshare -m, mount); elsewhere it says "skipped" and exits 0.
 #
 # shm_leftover.sh --small N: /dev/shm too small for rcoll's segment (1 MiB):
 # coll_check --quick --algs auto, group_check and node_check under rcollrun
@@ -63,7 +69,7 @@ if [ "$small" = 1 ]; then
 fi
 mount -t tmpfs -o size=512m,mode=1777 tmpfs /dev/shm || { echo "FAIL: cannot mount /dev/shm"; exit 1; }
 fail=0
-for when in none setup-root setup-leaf after; do
+for when in none setup-root setup-leaf after init-root init-leaf; do
     out=$(timeout --kill-after=10 $((limit + 15)) "$top/tools/rcollrun/rcollrun" -n "$n" \
           --timeout "$limit" -- "$here/shm_leftover_check" --kill "$when" 2>&1)
     rc=$?
@@ -87,5 +93,31 @@ for when in none setup-root setup-leaf after; do
         echo "ok   shm_leftover --kill $when n=$n (exit status $rc)"
     fi
     rm -f /dev/shm/rcoll* 2>/dev/null
+done
+# A rank killed inside rcoll_init; the survivors' init fails (or they are
+# killed) and they exit.
+for point in fence shm-setup; do
+    for v in 0 $((n - 1)); do
+        out=$(RCOLL_FAULT=$v:$point timeout --kill-after=10 $((limit + 15)) \
+              "$top/tools/rcollrun/rcollrun" --enable-recovery -n "$n" --timeout "$limit" -- \
+              "$here/shm_leftover_check" --kill none 2>&1)
+        rc=$?
+        left=$(ls -A /dev/shm | grep '^rcoll' || true)
+        why=""
+        if [ "$rc" = 0 ] || [ "$rc" = 124 ]; then
+            why="exit status $rc, expected the killed rank's failure"
+        elif ! echo "$out" | grep -q "^rcollrun: rank $v (pid [0-9]*) killed by signal 9"; then
+            why="exit status $rc, but rcollrun does not report rank $v killed by signal 9"
+        fi
+        [ -z "$left" ] || why="${why:+$why; }left in /dev/shm: $(echo $left)"
+        if [ -n "$why" ]; then
+            echo "FAIL shm_leftover RCOLL_FAULT=$v:$point n=$n: $why"
+            echo "$out" | tail -n 15 | sed 's/^/   | /'
+            fail=1
+        else
+            echo "ok   shm_leftover RCOLL_FAULT=$v:$point n=$n (exit status $rc)"
+        fi
+        rm -f /dev/shm/rcoll* 2>/dev/null
+    done
 done
 exit $fail

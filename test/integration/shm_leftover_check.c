@@ -19,7 +19,18 @@
  *               the segment up in (rank 0 has created it, the others have
  *               attached, the last never will);
  *   after       every rank completes an shm allreduce (checked), then the
- *               last rank kills itself while the others wait in a barrier.
+ *               last rank kills itself while the others wait in a barrier;
+ *   init-root, init-leaf
+ *               a rank dies inside rcoll_init, after the address exchange
+ *               and before the node's where-is-everyone table is set up
+ *               (which no RCOLL_FAULT point reaches): every rank starts a
+ *               second context with rcoll_init_oob, whose allgather runs over
+ *               the first context's world; in the address exchange (its
+ *               second call) every rank gathers and all meet in a barrier
+ *               (so all have the addresses); then comm rank 0 (init-root) or
+ *               the last (init-leaf) stays in it for 2 s, while the others
+ *               connect and set up the node's table and wait for it in the
+ *               rest of their init, and kills itself before returning.
  * The ranks that do not kill themselves ignore SIGTERM, so rcollrun ends
  * them with SIGKILL after its grace period: no exit path of rcoll runs
  * anywhere.  Exit status: 0 for WHEN = none if the result was right; the
@@ -43,6 +54,49 @@ static void die_now(int rank, const char *when)
     printf(PROG ": rank %d kills itself (%s)\n", rank, when);
     fflush(stdout);
     raise(SIGKILL);
+}
+
+/* rcoll_init_oob's allgather over the first context's world; the victim
+ * dies in the address exchange (the second call) once all have gathered. */
+typedef struct {
+    rcoll_comm_t *world;
+    int           rank, victim, calls;
+    const char   *when;
+} oob_over_world_t;
+
+static int allgather_over_world(const void *in, void *out, size_t len, void *arg)
+{
+    oob_over_world_t *o = arg;
+    if (rcoll_allgather(in, out, len, RCOLL_UINT8, o->world) != RCOLL_OK) {
+        return 1;
+    }
+    if (++o->calls == 2) {
+        if (rcoll_barrier(o->world) != RCOLL_OK) {
+            return 1;
+        }
+        if (o->rank == o->victim) {
+            check_sleep(2.0);              /* the others go on meanwhile */
+            die_now(o->rank, o->when);
+        }
+    }
+    return 0;
+}
+
+/* --kill init-root / init-leaf: never returns normally. */
+static int die_in_init(rcoll_context_t *ctx, int rank, int size, const char *when)
+{
+    oob_over_world_t o = { .world = rcoll_comm_world(ctx), .rank = rank, .calls = 0,
+                           .victim = !strcmp(when, "init-root") ? 0 : size - 1, .when = when };
+    if (rank != o.victim) {
+        signal(SIGTERM, SIG_IGN);          /* rcollrun must SIGKILL this rank */
+    }
+    rcoll_oob_t oob = { .rank = rank, .size = size, .allgather = allgather_over_world, .arg = &o };
+    const char *const cfg[] = { "RCOLL_TIMEOUT=30", NULL };
+    rcoll_context_t *second = NULL;
+    rcoll_status_t st = rcoll_init_oob(&oob, cfg, &second);
+    fprintf(stderr, "FAIL " PROG " rank %d: rcoll_init_oob returned %d (%s) without rank %d; "
+            "%d allgather call(s)\n", rank, (int)st, rcoll_strerror(st), o.victim, o.calls);
+    return 1;
 }
 
 /* The allreduce (sum of rank + 1 over count int64) through shm, checked. */
@@ -88,8 +142,10 @@ int main(int argc, char **argv)
         }
     }
     if (when == NULL || (strcmp(when, "none") && strcmp(when, "setup-root") &&
-                         strcmp(when, "setup-leaf") && strcmp(when, "after"))) {
-        fprintf(stderr, "usage: %s --kill none|setup-root|setup-leaf|after [-v]\n", argv[0]);
+                         strcmp(when, "setup-leaf") && strcmp(when, "after") &&
+                         strcmp(when, "init-root") && strcmp(when, "init-leaf"))) {
+        fprintf(stderr, "usage: %s --kill none|setup-root|setup-leaf|after|init-root|init-leaf "
+                "[-v]\n", argv[0]);
         return 2;
     }
     const char *const cfg[] = { "RCOLL_TIMEOUT=30", NULL };
@@ -101,6 +157,9 @@ int main(int argc, char **argv)
         printf(PROG ": needs 2 ranks or more, skipped\n");
         rcoll_finalize(ctx);
         return 0;
+    }
+    if (!strncmp(when, "init-", 5)) {
+        return die_in_init(ctx, rank, size, when);
     }
     rcoll_status_t st = rcoll_config_set(ctx, "RCOLL_ALLREDUCE_ALGORITHM", "shm");
     rcoll_comm_t *dup = NULL;

@@ -12,8 +12,9 @@
  * algorithm step and the peer it was waiting for.  At least one rank must
  * name rank 1: with dissemination-style algorithms only rank 1's direct
  * partners wait on it, the others wait on a partner that is itself stuck.
- * The survivors then agree on the outcome over a communicator without rank 1
- * (which must still work after the timeouts).
+ * Each skipped collective runs on a duplicate of the world of its own (see
+ * main).  The survivors then agree on the outcome over a communicator
+ * without rank 1 (which must still work after the timeouts).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -166,6 +167,16 @@ int main(int argc, char **argv)
     rcoll_comm_t *surv = NULL;
     if ((st = rcoll_comm_split(world, wrank == SKIPPER ? -1 : 0, wrank, &surv)) != RCOLL_OK)
         fatal("rcoll_comm_split", st);
+    /* A communicator of its own for each skipped collective: a node-aware
+     * (composed) collective that times out leaves its node and rail
+     * sub-communicators out of step (its members had posted different
+     * numbers of children), so a later composed collective on the same
+     * communicator may fail with a protocol error instead of timing out
+     * (docs/algorithms-node-aware.md, "Not done"). */
+    rcoll_comm_t *own[NSKIP];
+    for (int k = 0; k < NSKIP; k++)
+        if ((st = rcoll_comm_dup(world, &own[k])) != RCOLL_OK)
+            fatal("rcoll_comm_dup", st);
     /* everyone is connected and in step */
     int32_t one = 1, n = 0;
     if ((st = rcoll_allreduce(&one, &n, 1, RCOLL_INT32, RCOLL_SUM, world)) != RCOLL_OK)
@@ -179,6 +190,8 @@ int main(int argc, char **argv)
         /* skip them all, stay alive until the others have timed out and
          * agreed, then leave (finalize cannot complete its barrier: ignore) */
         check_sleep(TIMEOUT_S * (NSKIP + 2) + 3);
+        for (int k = 0; k < NSKIP; k++)
+            rcoll_comm_free(own[k]);
         rcoll_finalize(ctx);
         return 0;
     }
@@ -192,7 +205,7 @@ int main(int argc, char **argv)
     const char *alg_of[NSKIP] = {"", "", algs[0]};
     int32_t named[NSKIP];
     for (int k = 0; k < NSKIP; k++)
-        named[k] = expect_timeout(ctx, what[k], alg_of[k], world);
+        named[k] = expect_timeout(ctx, what[k], alg_of[k], own[k]);
     rcoll_config_set(ctx, "RCOLL_BARRIER_ALGORITHM", "");
     rcoll_config_set(ctx, "RCOLL_ALLREDUCE_ALGORITHM", "");
 
@@ -215,6 +228,8 @@ int main(int argc, char **argv)
             printf("timeout_check: %d ranks: FAILED on %d rank(s)\n", wsize, any);
     }
     fflush(stdout);
+    for (int k = 0; k < NSKIP; k++)
+        rcoll_comm_free(own[k]);
     rcoll_comm_free(surv);
     /* finalize's barrier cannot complete without rank 1: its status is not
      * part of the check, but it must return (bounded by the timeout) */

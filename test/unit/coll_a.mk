@@ -27,3 +27,10 @@ test_unit_test_coll_reduction_sim_SOURCES = test/unit/test_coll_reduction_sim.c 
     src/reduce.c src/reduce_half.c src/datatype.c
 test_unit_test_coll_reduction_sim_CFLAGS = $(UNIT_CFLAGS)
 test_unit_test_coll_reduction_sim_LDADD = $(CMOCKA_LIBS) -lm
+
+check_PROGRAMS += test/unit/test_coll_node_cost
+TESTS += test/unit/test_coll_node_cost
+test_unit_test_coll_node_cost_SOURCES = test/unit/test_coll_node_cost.c
+test_unit_test_coll_node_cost_CFLAGS = $(UNIT_CFLAGS)
+test_unit_test_coll_node_cost_LDFLAGS = $(UNIT_LDFLAGS)
+test_unit_test_coll_node_cost_LDADD = $(UNIT_LDADD)

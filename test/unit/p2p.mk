@@ -12,6 +12,13 @@ test_unit_test_whereis_SOURCES = test/unit/test_whereis.c
 test_unit_test_whereis_CFLAGS = $(UNIT_CFLAGS)
 test_unit_test_whereis_LDFLAGS = $(UNIT_LDFLAGS)
 test_unit_test_whereis_LDADD = $(UNIT_LDADD) -lpthread
+# the node's where table: made without a name, found through /proc, hostile offers refused
+check_PROGRAMS += test/unit/test_whereis_table
+TESTS += test/unit/test_whereis_table
+test_unit_test_whereis_table_SOURCES = test/unit/test_whereis_table.c
+test_unit_test_whereis_table_CFLAGS = $(UNIT_CFLAGS)
+test_unit_test_whereis_table_LDFLAGS = $(UNIT_LDFLAGS)
+test_unit_test_whereis_table_LDADD = $(UNIT_LDADD)
 
 # revoke, rcoll_comm_failed and rcoll_comm_shrink over the loop transport
 check_PROGRAMS += test/unit/test_shrink

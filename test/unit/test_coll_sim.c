@@ -31,6 +31,8 @@ const rcoll_alg_t rcoll_allgather_shm = { .name = "shm", .coll = RCOLL_COLL_ALLG
 /* So are the node-aware ones: they post collectives on sub-communicators,
  * which the simulator does not have (the --nodes integration runs test them). */
 const rcoll_alg_t rcoll_bcast_node_aware = { .name = "node_aware", .coll = RCOLL_COLL_BCAST };
+const rcoll_alg_t rcoll_allgather_node_aware = { .name = "node_aware", .coll = RCOLL_COLL_ALLGATHER };
+const rcoll_alg_t rcoll_barrier_node_aware = { .name = "node_aware", .coll = RCOLL_COLL_BARRIER };
 #define SIMULATED(_a) ((_a)->progress != NULL)
 
 static unsigned char pattern(int rank, size_t i)

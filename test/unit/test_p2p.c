@@ -1308,6 +1308,101 @@ static void test_cap_held_send_withdrawn(void **state)
     world_close(w, RCOLL_OK);
 }
 
+/* ---- the pull rendezvous (transports without revocable keys: UCX) ---- */
+
+/* Withhold PUT from every rank's loop instance: rendezvous goes by get. */
+static void pull_world(world_t *w)
+{
+    for (int r = 0; r < w->n; r++) {
+        w->ctx[r]->tls[0]->caps_off = RCOLL_TL_CAP_PUT;
+    }
+}
+
+/* RTS, the receiver's get, DONE: the data lands, both sides deregister. */
+static void test_pull_rendezvous(void **state)
+{
+    (void)state;
+    world_t *w = world_open(2, "10");
+    pull_world(w);
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 27, NULL, c);
+    static script_t snd, rcv;
+    memset(&snd, 0, sizeof(snd));
+    memset(&rcv, 0, sizeof(rcv));
+    size_t len = 4 * LIMIT + 3;
+    uint8_t *sb = malloc(len);
+    guarded_t g = guarded(len);
+    fill(sb, len, 41);
+    add(&snd, SEND, 1, 0, sb, len, 0);
+    add(&rcv, RECV, 0, 0, g.p, len, 0);
+    rcoll_task_t *t[2];
+    t[0] = start(c[0], &snd);
+    spin(w, SETTLE);
+    assert_int_equal(task_op(t[0], 0)->rndv, RCOLL_P2P_RNDV_GET);
+    assert_int_equal(task_op(t[0], 0)->state, RCOLL_P2P_WAIT_DONE);
+    t[1] = start(c[1], &rcv);
+    finish(w, t, 2);
+    assert_int_equal(reap(t[0]), RCOLL_OK);
+    assert_int_equal(reap(t[1]), RCOLL_OK);
+    assert_true(holds(g.p, len, 41));
+    assert_true(canaries_ok(&g));
+    assert_int_equal(live_regs(w->ctx[0]), 0);
+    assert_int_equal(live_regs(w->ctx[1]), 0);
+    free(sb);
+    free(g.raw);
+    comms_free(w, c);
+    world_close(w, RCOLL_OK);
+}
+
+/* A send withdrawn while its reader may be reading it waits for the answer;
+ * a reader found dead in that wait ends it once, with the peer's failure, at
+ * once.  (drain_withdrawn used to complete it a second time: the context's
+ * count of pending operations went below zero.) */
+static void test_pull_withdrawn_reader_dies(void **state)
+{
+    (void)state;
+    world_t *w = world_open(2, "10");
+    pull_world(w);
+    rcoll_comm_t *c[MAXR];
+    comms_make(w, TEST_COMM | 28, NULL, c);
+    static script_t snd;
+    memset(&snd, 0, sizeof(snd));
+    size_t len = 4 * LIMIT;
+    uint8_t *sb = malloc(len);
+    fill(sb, len, 43);
+    add(&snd, SEND, 1, 0, sb, len, 0);
+    rcoll_task_t *t0 = start(c[0], &snd);
+    spin(w, SETTLE);
+    assert_int_equal(task_op(t0, 0)->state, RCOLL_P2P_WAIT_DONE);
+
+    /* Rank 1 dies with the RTS unanswered; rank 0's collective then fails. */
+    rcoll__loop_port_kill(w->ctx[1]->tls[0]->port);
+    snd.fail = RCOLL_ERR_INTERNAL;
+    double t_start = rcoll_time_now();
+    enter(w->ctx[0]);
+    rcoll_context_progress(w->ctx[0]);
+    assert_true(t0->done);
+    assert_true(rcoll_time_now() - t_start < 5);              /* not the 10 s drain bound */
+    assert_int_equal(task_op(t0, 0)->state, RCOLL_P2P_DONE);
+    assert_int_equal(task_op(t0, 0)->status, RCOLL_ERR_PEER_FAILED);
+    assert_int_equal(t0->npending, 0);
+    assert_int_equal(w->ctx[0]->p2p_pending, 0);
+    assert_int_equal(w->ctx[0]->peer_failed[1], RCOLL_ERR_PEER_FAILED);
+    assert_int_equal(reap(t0), RCOLL_ERR_INTERNAL);
+    assert_int_equal(live_regs(w->ctx[0]), 0);
+    assert_true(rcoll_list_empty(&w->ctx[0]->sends_wait_rtr));
+
+    rcoll_comm_destroy(c[1]);
+    c[1] = NULL;
+    enter(w->ctx[1]);
+    assert_int_equal(rcoll_config_set(w->ctx[1], "RCOLL_TIMEOUT", "0.2"), RCOLL_OK);
+    (void)rcoll_finalize(w->ctx[1]);                          /* its port is dead already */
+    w->ctx[1] = NULL;
+    free(sb);
+    comms_free(w, c);
+    world_close(w, RCOLL_ERR_PEER_FAILED);      /* rank 0's finalize barrier includes rank 1 */
+}
+
 /* One message from `from` into ctx, as its transport would hand it over. */
 static void inject(rcoll_context_t *ctx, int from, int type, uint32_t step, size_t len,
                    size_t body_len)
@@ -1471,6 +1566,8 @@ int main(void)
         cmocka_unit_test(test_cap_posted_at_cap),
         cmocka_unit_test(test_cap_zero_held),
         cmocka_unit_test(test_cap_held_send_withdrawn),
+        cmocka_unit_test(test_pull_rendezvous),
+        cmocka_unit_test(test_pull_withdrawn_reader_dies),
         cmocka_unit_test(test_cap_duplicates_and_floods),
         cmocka_unit_test(test_reserved_bytes_dropped),
         cmocka_unit_test(test_forged_fin),

@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <math.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "coll.h"
+#include "config.h"
 #include "selector.h"
 
 static const char *good =
@@ -105,6 +107,67 @@ static void test_bad(void **state)
     expect_error(longline, "bad.tune:1: ", "line longer than");
 }
 
+/* `model KEY VALUE` lines: stored with their line, applied over a model
+ * (the keys not given keep its values), each kind of bad line refused. */
+static void test_model(void **state)
+{
+    rcoll_tune_t t;
+    char err[512];
+    const char *text =
+        "# measured\n"
+        "model alpha 2.5e-06\n"
+        "bcast * binomial\n"
+        "model  gamma\t1e-10   # s/B\n"
+        "model rndv_extra 0\n"
+        "model xcore_beta 1e-10\n";
+
+    assert_int_equal(rcoll_tune_parse_text(text, "m", &t, err, sizeof(err)), RCOLL_OK);
+    assert_int_equal(t.nrules, 1);
+    assert_int_equal(t.rules[0].line, 3);
+    assert_int_equal(t.model_line[RCOLL_TUNE_ALPHA], 2);
+    assert_int_equal(t.model_line[RCOLL_TUNE_GAMMA], 4);
+    assert_int_equal(t.model_line[RCOLL_TUNE_RNDV_EXTRA], 5);
+    assert_int_equal(t.model_line[RCOLL_TUNE_BETA], 0);
+    assert_true(t.model[RCOLL_TUNE_ALPHA] == 2.5e-6);
+
+    rcoll_model_t m = *rcoll_selector_model();
+    rcoll_tune_apply_model(&t, &m);
+    assert_true(m.alpha == 2.5e-6);
+    assert_true(m.gamma == 1e-10);
+    assert_true(m.rndv_extra == 0);
+    assert_true(m.beta == rcoll_selector_model()->beta);            /* not given */
+    assert_true(m.alpha_inter == rcoll_selector_model()->alpha_inter);
+    assert_true(rcoll_tune_model_value(&m, RCOLL_TUNE_GAMMA) == 1e-10);
+    assert_true(isnan(rcoll_tune_model_value(&m, RCOLL_TUNE_XCORE_BETA)));   /* recorded only */
+    rcoll_tune_apply_model(NULL, &m);                                   /* no file: no change */
+    assert_true(m.alpha == 2.5e-6);
+    rcoll_tune_free(&t);
+    assert_int_equal(t.model_line[RCOLL_TUNE_ALPHA], 0);
+
+    for (int k = 0; k < RCOLL_TUNE_NKEYS; k++)
+        assert_int_equal(rcoll_tune_key_find(rcoll_tune_key_name(k)), k);
+    assert_int_equal(rcoll_tune_key_find("delta"), -1);
+    assert_non_null(rcoll_tune_default_path());
+    assert_non_null(strstr(rcoll_tune_default_path(), "rcoll/tune"));
+
+    expect_error("bcast * binomial\nmodel delta 1\n", "bad.tune:2: ",
+                 "unknown model key 'delta' (valid: alpha, alpha_inter, beta");
+    expect_error("model alpha 1e-6\n\nmodel alpha 2e-6\n", "bad.tune:3: ",
+                 "model alpha given twice (first on line 1)");
+    expect_error("model alpha fast\n", "bad.tune:1: ", "model alpha: 'fast' is not a number");
+    expect_error("model alpha 1e-6s\n", "bad.tune:1: ", "'1e-6s' is not a number");
+    expect_error("model beta nan\n", "bad.tune:1: ", "'nan' is not a number");
+    expect_error("model beta inf\n", "bad.tune:1: ", "'inf' is not a number");
+    expect_error("model beta 1e999\n", "bad.tune:1: ", "is not a number");
+    expect_error("model alpha 0\n", "bad.tune:1: ", "model alpha 0 out of range");
+    expect_error("model alpha -1e-6\n", "bad.tune:1: ", "out of range");
+    expect_error("model gamma 1\n", "bad.tune:1: ", "model gamma 1 out of range [1e-13, 1e-06] s/B");
+    expect_error("model rndv_extra -0.5\n", "bad.tune:1: ", "out of range");
+    expect_error("model alpha\n", "bad.tune:1: ", "expected model KEY VALUE, got 2 fields");
+    expect_error("model\n", "bad.tune:1: ", "expected model KEY VALUE, got 1 field");
+    expect_error("model alpha 1e-6 1e-6\n", "bad.tune:1: ", "expected model KEY VALUE, got 4");
+}
+
 static void test_file(void **state)
 {
     char path[] = "/tmp/rcoll_test_tuneXXXXXX", err[512], want[600];
@@ -133,12 +196,34 @@ static void test_file(void **state)
     assert_non_null(strstr(err, path));
 }
 
+/* RCOLL_TUNE_FILE as the settings resolve it: a path stays, "none" is no
+ * file, empty is the default location exactly when a file is there. */
+static void test_config_path(void **state)
+{
+    rcoll_config_t cfg;
+    const char *path_ov[] = { "RCOLL_TUNE_FILE=/some/where.tune", NULL };
+    const char *none_ov[] = { "RCOLL_TUNE_FILE=none", NULL };
+    const char *empty_ov[] = { "RCOLL_TUNE_FILE=", NULL };
+
+    assert_int_equal(rcoll_config_load(path_ov, &cfg), RCOLL_OK);
+    assert_string_equal(cfg.tune_file, "/some/where.tune");
+    assert_int_equal(rcoll_config_load(none_ov, &cfg), RCOLL_OK);
+    assert_string_equal(cfg.tune_file, "");
+    assert_int_equal(rcoll_config_load(empty_ov, &cfg), RCOLL_OK);
+    if (access(rcoll_tune_default_path(), F_OK) == 0)
+        assert_string_equal(cfg.tune_file, rcoll_tune_default_path());
+    else
+        assert_string_equal(cfg.tune_file, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good),
         cmocka_unit_test(test_bad),
+        cmocka_unit_test(test_model),
         cmocka_unit_test(test_file),
+        cmocka_unit_test(test_config_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,6 +88,7 @@ struct rcoll_tl {
     loop_done_t          *done_head, **done_tail;
     rcoll_tl_callbacks_t  cb;
     loop_addr_t           addr;
+    unsigned              caps_off;   /* capabilities withheld (tests: no PUT runs the pull protocol) */
 };
 
 /* loop_port.c */

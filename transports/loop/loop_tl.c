@@ -210,7 +210,7 @@ static int loop_progress(rcoll_tl_t *tl)
 
 static unsigned loop_caps(rcoll_tl_t *tl)
 {
-    return RCOLL_TL_CAP_PUT | RCOLL_TL_CAP_GET;
+    return (RCOLL_TL_CAP_PUT | RCOLL_TL_CAP_GET) & ~tl->caps_off;
 }
 
 static size_t loop_max_msg_size(rcoll_tl_t *tl)

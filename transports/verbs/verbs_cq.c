@@ -82,10 +82,14 @@ static const char *wr_name(int kind)
 static void wc_error(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, const struct ibv_wc *wc, int kind)
 {
     /* A flush with no error of ours on an rdma_cm connection: the peer (or
-     * the path to it) tore the connection down. */
+     * the path to it) tore the connection down.  So does a local QP
+     * operation error there: siw completes the work request it was sending
+     * when its TCP connection broke (the peer died) with that status, and
+     * drops the connection (drivers/infiniband/sw/siw/siw_qp_tx.c). */
+    int cm_gone = tl->cm == RCOLL_VERBS_CM_RDMACM &&
+                  (wc->status == IBV_WC_WR_FLUSH_ERR || wc->status == IBV_WC_LOC_QP_OP_ERR);
     rcoll_status_t st = wc->status == IBV_WC_RETRY_EXC_ERR || wc->status == IBV_WC_RNR_RETRY_EXC_ERR ||
-                        (wc->status == IBV_WC_WR_FLUSH_ERR && tl->cm == RCOLL_VERBS_CM_RDMACM)
-                        ? RCOLL_ERR_PEER_FAILED : RCOLL_ERR_TRANSPORT;
+                        cm_gone ? RCOLL_ERR_PEER_FAILED : RCOLL_ERR_TRANSPORT;
 
     if (wc->status == IBV_WC_WR_FLUSH_ERR && ep->state == RCOLL_VERBS_EP_FAILED) {
         return;                         /* the expected aftermath of a failure */

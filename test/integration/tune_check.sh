@@ -1,0 +1,113 @@
+#!/bin/bash
+# tune_check.sh: the calibration command and its tune file, end to end
+# (issue 15 item 1; docs/tuning.md).  Under rcollrun -n 2:
+#   1. rcoll_tune --quick -o F exits 0 and F holds a rule per collective and
+#      model lines; rcoll_info --model with F shows the figures as measured.
+#   2. coll_check --quick --algs auto with RCOLL_TUNE_FILE=F passes, and every
+#      algorithm the selector chose on the 2 ranks (RCOLL_LOG_LEVEL=debug)
+#      came from a rule of F and is the one F's first matching rule names.
+#   3. ranks given tune files with different contents fail init, each rank
+#      naming RCOLL_TUNE_FILE; a malformed file fails init naming file:line.
+# Exit status 0 only if all hold.  About 30 s.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+run=("$top/tools/rcollrun/rcollrun" -n 2 --timeout 120 --)
+dir=$(mktemp -d /tmp/rcoll_tune_check.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+for p in "$top/tools/rcoll_tune" "$top/tools/rcoll_info" "$here/coll_check" "$top/examples/hello"; do
+    [ -x "$p" ] || { echo "tune_check: $p is not built (run make first)"; exit 1; }
+done
+
+# 1. calibrate
+F=$dir/tune
+if ! timeout --kill-after=10 150 "${run[@]}" "$top/tools/rcoll_tune" --quick -o "$F" \
+        > "$dir/tune.log" 2>&1; then
+    bad "rcoll_tune --quick exited non-zero"
+    tail -n 20 "$dir/tune.log"
+    exit 1
+fi
+for c in allreduce bcast barrier reduce allgather reduce_scatter; do
+    grep -qE "^$c +[0-9*]" "$F" || bad "no $c rule in the tune file"
+done
+grep -qE '^# cpu: .+' "$F" || bad "no cpu line in the header"
+grep -qE '^model alpha +[0-9.e+-]+' "$F" || bad "no measured alpha"
+grep -qE '^model gamma +[0-9.e+-]+' "$F" || bad "no measured gamma"
+info=$(RCOLL_TUNE_FILE=$F "$top/tools/rcoll_info" --model 2>&1)
+echo "$info" | grep -qE '^#   alpha .* measured$' || bad "rcoll_info --model does not show alpha as measured"
+echo "$info" | grep -qF "$F, from RCOLL_TUNE_FILE" || bad "rcoll_info --model does not name the file"
+
+# 2. the selection in F is the one used
+if ! RCOLL_TUNE_FILE=$F RCOLL_LOG_LEVEL=debug timeout --kill-after=10 150 "${run[@]}" \
+        "$here/coll_check" --quick --algs auto > "$dir/coll.log" 2>&1; then
+    bad "coll_check --quick --algs auto with the tune file failed"
+    tail -n 20 "$dir/coll.log"
+fi
+# "rcoll debug COLL BYTES B on 2 ranks: ALG (SOURCE)" against F's first matching rule
+awk -v F="$F" '
+    BEGIN {
+        while ((getline line < F) > 0) {
+            sub(/#.*/, "", line)
+            n = split(line, f, /[ \t]+/)
+            if (n < 3 || f[1] == "model" || f[1] == "") continue
+            r++; coll[r] = f[1]; alg[r] = f[3]; rk[r] = "*"
+            if (f[4] ~ /^ranks=/) rk[r] = substr(f[4], 7)
+            if (f[2] == "*") { lo[r] = 0; hi[r] = -1 }
+            else { split(f[2], b, "-"); lo[r] = b[1] + 0; hi[r] = (b[2] == "*") ? -1 : b[2] + 0 }
+        }
+    }
+    / rcoll debug [a-z_]+ [0-9]+ B on 2 ranks: / {
+        for (i = 1; i <= NF; i++) if ($i == "debug") break
+        c = $(i + 1); bytes = $(i + 2) + 0; got = $(i + 7); src = $(i + 8)
+        seen[c] = 1; checked++
+        want = ""
+        for (k = 1; k <= r; k++)
+            if (coll[k] == c && bytes >= lo[k] && (hi[k] < 0 || bytes <= hi[k]) &&
+                (rk[k] == "*" || rk[k] == "2")) { want = alg[k]; break }
+        if (src != "(RCOLL_TUNE_FILE") { if (errs++ < 10) print "not from the tune file: " $0 }
+        else if (got != want) { if (errs++ < 10) print "chose " got ", the file says " want ": " $0 }
+    }
+    END {
+        if (checked == 0) { print "no selection logged on 2 ranks"; errs++ }
+        split("allreduce bcast barrier reduce allgather reduce_scatter", all, " ")
+        for (k in all) if (!(all[k] in seen)) { print "no " all[k] " selection logged"; errs++ }
+        printf "tune_check: %d selections checked against the file\n", checked
+        exit errs > 0
+    }' "$dir/coll.log" || bad "the selection did not follow the tune file"
+
+# 3a. different tune data on the two ranks
+sed 's/^model alpha .*/model alpha 7.5e-06/' "$F" > "$dir/other"
+grep -q '^model alpha 7.5e-06' "$dir/other" || bad "could not make a second tune file"
+cat > "$dir/per_rank.sh" <<EOF
+#!/bin/sh
+if [ "\${PMIX_RANK:-0}" = 1 ]; then export RCOLL_TUNE_FILE=$dir/other; else export RCOLL_TUNE_FILE=$F; fi
+exec "$top/examples/hello"
+EOF
+chmod +x "$dir/per_rank.sh"
+if timeout --kill-after=10 60 "${run[@]}" "$dir/per_rank.sh" > "$dir/mismatch.log" 2>&1; then
+    bad "ranks with different tune files initialised"
+fi
+for r in 0 1; do
+    grep -E "r$r\].*different RCOLL_TUNE_FILE" "$dir/mismatch.log" > /dev/null ||
+        bad "rank $r did not name RCOLL_TUNE_FILE when the files differ"
+done
+
+# 3b. a malformed file fails init on every rank with file:line
+printf 'bcast * binomial\nmodel alpha 1e9\n' > "$dir/broken"
+if RCOLL_TUNE_FILE=$dir/broken timeout --kill-after=10 60 "${run[@]}" "$top/examples/hello" \
+        > "$dir/broken.log" 2>&1; then
+    bad "a malformed tune file did not fail init"
+fi
+for r in 0 1; do
+    grep -E "r$r\].*$dir/broken:2: model alpha 1e9 out of range" "$dir/broken.log" > /dev/null ||
+        bad "rank $r did not name $dir/broken:2"
+done
+
+if [ "$fail" != 0 ]; then
+    for l in mismatch broken; do echo "--- $l.log"; tail -n 8 "$dir/$l.log"; done
+    exit 1
+fi
+echo "tune_check: ok"

@@ -1,0 +1,52 @@
+/*
+ * rcoll_tune.h - what the parts of the calibration command share
+ * (rcoll_tune.c: options, the crossovers and the file; rcoll_tune_measure.c:
+ * the model's figures).  See docs/tuning.md.
+ */
+#ifndef RCOLL_TUNE_TOOL_H
+#define RCOLL_TUNE_TOOL_H
+
+#include <stddef.h>
+#include "rcoll.h"
+#include "coll.h"
+#include "selector.h"
+
+typedef struct {
+    rcoll_context_t *ctx;
+    rcoll_comm_t    *world;
+    int              rank, size;
+    int              ppn;         /* most ranks on one node (agreed) */
+    int              nnodes;      /* 1 when every rank is on one node */
+    int              quick;
+    int              reps;        /* timed repetitions per point; the median is kept */
+    size_t           target;      /* bytes a repetition moves at least (sets its calls) */
+    int              verbose;
+    void            *sbuf, *rbuf; /* large enough for every measured call */
+    size_t           buf_bytes;
+} tune_run_t;
+
+double tune_now(void);
+double tune_median(double *v, int n);
+
+/* The max over ranks of v[0..n-1], in place (with the selector's own
+ * choice of allreduce). */
+rcoll_status_t tune_max(tune_run_t *r, double *v, int n);
+
+/* Force coll's algorithm (name "" returns the choice to the selector); every
+ * rank does the same. */
+rcoll_status_t tune_force(tune_run_t *r, rcoll_coll_type_t coll, const char *name);
+
+/* One collective of coll, bytes per rank as the cost model counts them
+ * (float32 sum, root 0; bcast_root: the bcast's root). */
+rcoll_status_t tune_call(tune_run_t *r, rcoll_coll_type_t coll, size_t bytes, int bcast_root);
+
+/* Seconds per call of coll at bytes with the algorithm forced before: the
+ * median of r->reps repetitions on this rank (the caller takes the max over
+ * ranks).  A negative value: the call failed (status in *st). */
+double tune_time_coll(tune_run_t *r, rcoll_coll_type_t coll, size_t bytes, rcoll_status_t *st);
+
+/* The measured model figures: value[k] for each key k of rcoll_tune_key_t,
+ * NAN where not measured; every rank gets the same values. */
+rcoll_status_t tune_measure_model(tune_run_t *r, double value[RCOLL_TUNE_NKEYS]);
+
+#endif
