@@ -18,7 +18,8 @@ typedef enum {
     RCOLL_FAULT_SHM_SETUP,  /* world communicator's shm segment: created (comm rank 0) or attached */
     RCOLL_FAULT_PIPELINE,   /* shm allreduce/reduce pipeline: this rank's slice of chunk n reduced */
     RCOLL_FAULT_RNDV,       /* the n-th rendezvous send: its RTS out (UCX, get) or its put issued */
-    RCOLL_FAULT_FINALIZE    /* rcoll_finalize, before its barrier */
+    RCOLL_FAULT_FINALIZE,   /* rcoll_finalize, before its barrier */
+    RCOLL_FAULT_SHRINK      /* rcoll_comm_shrink: its n-th agreement message taken */
 } rcoll_fault_point_t;
 
 struct rcoll_context;

@@ -14,11 +14,11 @@
  * agreement adds); it is never taken back.
  *
  *   round c: c = the lowest rank not in F.
- *   a rank other than c sends PROPOSE(F) to c, then waits (3 T) for
- *     DECIDE(D, id) from c: adopts it, answers ACK(id), waits (3 T) again;
- *     c in F or its wait expired: c joins F, next round.
+ *   a rank other than c sends PROPOSE(F) to c, then waits (4 T) for
+ *     DECIDE(D, id) from c: adopts it, answers ACK(id), waits (3 T) for
+ *     the commit; c in F or its wait expired: c joins F, next round.
  *   c collects PROPOSE from every rank not in F (F grows by each one's F;
- *     a rank whose proposal does not come within T joins F), decides
+ *     a rank whose proposal does not come within 2 T joins F), decides
  *     D = F with a fresh id, sends DECIDE to every rank not in D and waits
  *     (T) for their ACKs; a rank that fails or does not answer joins F and
  *     c decides again (a new id).  With every ACK in, c sends COMMIT(D, id)
@@ -27,10 +27,14 @@
  *   COMMIT from anyone, at any time, ends the agreement: the rank forwards
  *     it to every member not known dead, then returns D.
  *
- * T is RCOLL_TIMEOUT (0: no deadline; then only the transports' reports
- * move the agreement on).  A rank in D (declared failed) gets
- * RCOLL_ERR_PEER_FAILED and no communicator; survivors note the ranks of D
- * as failed peers (rcoll_p2p_peer_error_cb), so none is ever readmitted.
+ * T is RCOLL_TIMEOUT (0: no deadline; then only reported deaths move the
+ * agreement on).  The agreement is no task, so its loop asks for deaths
+ * itself: the launcher's events and the node's processes
+ * (rcoll_liveness_poll), the transports' reports, and a probe of the
+ * members not in F when nothing came for RCOLL_PROBE_S.  A rank in D
+ * (declared failed) gets RCOLL_ERR_PEER_FAILED and no communicator;
+ * survivors note the ranks of D as failed peers (rcoll_p2p_peer_error_cb),
+ * so none is ever readmitted.
  * The new communicator's shared-memory segment, if a shm algorithm needs
  * one, is set up afresh among its members by its first shm collective,
  * like any new communicator's; the old one's is never touched.
@@ -38,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ft.h"
+#include "liveness.h"
 
 enum { K_PROPOSE = 0, K_DECIDE = 1, K_ACK = 2, K_COMMIT = 3 };
 enum { S_PROPOSED, S_ACKED, S_COLLECT, S_ACKS, S_DONE };
@@ -50,6 +55,8 @@ typedef struct {
     double           T;              /* RCOLL_TIMEOUT; 0: none */
     int              state, c;       /* phase, this round's coordinator */
     double           deadline;       /* 0: none */
+    double           heard;          /* last message of this agreement (or its start) */
+    double           next_probe;     /* when the silent peers may be probed again */
     uint8_t         *F, *D, *got;    /* known failed; decision; coordinator: answered */
     uint64_t         d_id;
 } shrink_t;
@@ -62,6 +69,28 @@ static void send_kind(shrink_t *S, int r, int kind, int round, const uint8_t *se
                            .src = (uint32_t)S->me, .len = (uint64_t)S->n, .addr = id };
     (void)rcoll__ft_send(S->ctx, S->comm->world_ranks[r], &h, set, (size_t)S->n);
 }
+
+/* This rank takes a message of the agreement (before acting on it):
+ * RCOLL_FAULT=<rank>:shrink:<n> kills it at its n-th.  Taken, not sent: a
+ * message taken proves the one it answers arrived (a decision: the
+ * proposal; an acknowledgement: the decision), so the fault point places
+ * the death exactly, whatever the transport still had queued. */
+static void taken(shrink_t *S)
+{
+    RCOLL_FAULT_AT(S->ctx, RCOLL_FAULT_SHRINK, 0);
+}
+
+/* A living member may enter the shrink up to T later than another: its
+ * failed collective first waits (at most T, p2p.c) for a read in flight
+ * from, or an answer to a withdrawn send to, a silent peer.  So the
+ * coordinator collects for 2 T, and a member waits 4 T for its decision
+ * (the coordinator may come T late, then collect for 2 T).  The other
+ * waits are the original ones: the coordinator waits T for acknowledgements,
+ * a member that acknowledged waits 3 T for the commit. */
+#define COLLECT_T 2
+#define DECIDE_T  4
+#define ACKS_T    1
+#define COMMIT_T  3
 
 static void set_deadline(shrink_t *S, double mult)
 {
@@ -84,11 +113,11 @@ static void begin_round(shrink_t *S)
     memset(S->got, 0, (size_t)S->n);
     if (S->c == S->me) {
         S->state = S_COLLECT;
-        set_deadline(S, 1);
+        set_deadline(S, COLLECT_T);
     } else {
         send_kind(S, S->c, K_PROPOSE, S->c, S->F, 0);
         S->state = S_PROPOSED;
-        set_deadline(S, 3);
+        set_deadline(S, DECIDE_T);
     }
     rcoll_debug("rcoll_comm_shrink 0x%llx epoch %u: round %d", (unsigned long long)S->comm->id,
                 S->epoch, S->c);
@@ -105,7 +134,7 @@ static void decide(shrink_t *S)
         }
     }
     S->state = S_ACKS;
-    set_deadline(S, 1);
+    set_deadline(S, ACKS_T);
 }
 
 /* The agreement is over with (D, id): tell every member not known dead. */
@@ -141,6 +170,7 @@ static int handle(shrink_t *S, const rcoll_ft_msg_t *m, int s)
     int kind = (int)(m->hdr.step & 3), round = (int)(m->hdr.step >> 2);
     const uint8_t *set = m->body;
     if (kind == K_COMMIT) {
+        taken(S);
         commit(S, set, m->hdr.addr, s);
         return 1;
     }
@@ -152,6 +182,7 @@ static int handle(shrink_t *S, const rcoll_ft_msg_t *m, int s)
             return S->state == S_ACKS;     /* late for this decision; else keep for our round */
         }
         if (!S->F[s]) {                    /* a rank in F is never readmitted */
+            taken(S);
             for (int r = 0; r < S->n; r++) {
                 S->F[r] |= (uint8_t)(set[r] && r != S->me);
             }
@@ -161,17 +192,22 @@ static int handle(shrink_t *S, const rcoll_ft_msg_t *m, int s)
     }
     if (kind == K_DECIDE) {
         if (round == S->c && S->c != S->me && (S->state == S_PROPOSED || S->state == S_ACKED)) {
+            taken(S);
             memcpy(S->D, set, (size_t)S->n);
             S->d_id = m->hdr.addr;
             send_kind(S, S->c, K_ACK, S->c, S->D, S->d_id);
+            rcoll_debug("rcoll_comm_shrink 0x%llx epoch %u: acknowledged round %d's decision "
+                        "0x%llx", (unsigned long long)S->comm->id, S->epoch, S->c,
+                        (unsigned long long)S->d_id);
             S->state = S_ACKED;
-            set_deadline(S, 3);
+            set_deadline(S, COMMIT_T);
             return 1;
         }
         return round < S->c || S->F[round] || round == S->me;
     }
     /* K_ACK */
     if (S->state == S_ACKS && round == S->me && m->hdr.addr == S->d_id) {
+        taken(S);
         S->got[s] = 1;
     }
     return 1;
@@ -199,29 +235,57 @@ static void scan(shrink_t *S)
                        "not fit the communicator", m->wpeer, (unsigned long long)S->comm->id);
             rcoll__ft_msg_drop(S->ctx, m);
         } else if (handle(S, m, s)) {
+            S->heard = rcoll_time_now();
             rcoll__ft_msg_drop(S->ctx, m);
         }
     }
 }
 
-/* Failures reported meanwhile; an expired wait. */
+/* No message for RCOLL_PROBE_S: ask the transport of every member not in F
+ * to probe it (liveness.h; where the transport cannot tell otherwise, e.g. a
+ * Soft-RoCE receiver whose sender died), at most once per RCOLL_PROBE_S. */
+static void probe_silent(shrink_t *S, double now)
+{
+    rcoll_context_t *ctx = S->ctx;
+    double every = ctx->config.probe_s;
+    if (every <= 0 || now - S->heard < every || now < S->next_probe) {
+        return;
+    }
+    S->next_probe = now + every;
+    for (int r = 0; r < S->n; r++) {
+        int wr = S->comm->world_ranks[r];
+        if (r != S->me && !S->F[r] && ctx->peer_failed[wr] == RCOLL_OK &&
+            ctx->peer_ops[wr] != NULL && ctx->peer_ops[wr]->probe_peer != NULL &&
+            ctx->peer_tl[wr] != NULL) {
+            ctx->peer_ops[wr]->probe_peer(ctx->peer_tl[wr], wr);
+        }
+    }
+}
+
+/* Failures reported meanwhile (by the transports, the launcher's events,
+ * the node's processes: the agreement is no task, so it asks liveness
+ * itself); an expired wait. */
 static void check_failures(shrink_t *S)
 {
     int changed = 0;
+    double now = rcoll_time_now();
+    rcoll_liveness_poll(S->ctx, now);
+    probe_silent(S, now);
     for (int r = 0; r < S->n; r++) {
         if (r != S->me && !S->F[r] && S->ctx->peer_failed[S->comm->world_ranks[r]] != RCOLL_OK) {
             S->F[r] = 1;
             changed = 1;
         }
     }
-    int expired = S->deadline > 0 && rcoll_time_now() > S->deadline;
+    int expired = S->deadline > 0 && now > S->deadline;
     switch (S->state) {
     case S_PROPOSED:
     case S_ACKED:
         if (S->F[S->c] || expired) {
             if (!S->F[S->c]) {
                 rcoll_warn("rcoll_comm_shrink: coordinator rank %d did not answer within %.1f s; "
-                           "it is excluded", S->c, 3 * S->T);
+                           "it is excluded", S->c,
+                           (S->state == S_PROPOSED ? DECIDE_T : COMMIT_T) * S->T);
             }
             S->F[S->c] = 1;
             begin_round(S);
@@ -231,7 +295,7 @@ static void check_failures(shrink_t *S)
         for (int r = 0; expired && r < S->n; r++) {
             if (r != S->me && !S->F[r] && !S->got[r]) {
                 rcoll_warn("rcoll_comm_shrink: rank %d sent nothing within %.1f s; it is excluded",
-                           r, S->T);
+                           r, COLLECT_T * S->T);
                 S->F[r] = 1;
             }
         }
@@ -260,6 +324,7 @@ static void check_failures(shrink_t *S)
 static rcoll_status_t agree(shrink_t *S)
 {
     S->F[S->me] = 0;
+    S->heard = rcoll_time_now();
     begin_round(S);
     while (S->state != S_DONE) {
         int events = rcoll_context_progress(S->ctx);

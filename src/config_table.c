@@ -47,9 +47,12 @@ static const rcoll_config_entry_t core_table[] = {
       "makes that rank kill itself (SIGKILL) at point fence (init's address exchange), shm-setup "
       "(the world communicator's shared-memory segment set up), pipeline (a large shm allreduce "
       "after its n-th chunk, default 2), rndv (its n-th rendezvous send under way: its RTS sent "
-      "(UCX) or its put issued (verbs), default 1) "
-      "or finalize (before rcoll_finalize's barrier); empty: none. The rank must be in the job, "
-      "n 1 to 1000000 (docs/reliability.md, Fault matrix)",
+      "(UCX) or its put issued (verbs), default 1), "
+      "finalize (before rcoll_finalize's barrier) or shrink (rcoll_comm_shrink, as it takes its "
+      "n-th agreement message, before acting on it, default 1: a member's first is the "
+      "coordinator's decision, so it dies unacknowledged; the coordinator takes one proposal "
+      "per member, then their acknowledgements); empty: none. The rank must be in the job, n 1 to 1000000 "
+      "(docs/reliability.md, Fault matrix; Revoke and shrink)",
       RCOLL_CONFIG_STRING, F(fault), NULL, 0 },
     { "LIVENESS", "all", "Diagnostic: how dead ranks are learnt. all (the launcher's events, "
       "this node's processes and the transports) or transport (only the transports' errors and "

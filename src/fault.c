@@ -1,7 +1,8 @@
 /*
  * fault.c - RCOLL_FAULT="<world rank>:<point>[:<n>]": that rank kills itself
  * with SIGKILL at the point (common/fault_hook.h lists them; the fault
- * matrix, test/integration/fault_matrix.sh, drives it).  Parsed once at init
+ * matrix, test/integration/fault_matrix.sh, drives it; shrink_check's kill
+ * modes use shrink).  Parsed once at init
  * into ctx->fault; the hooks call rcoll__fault_hit only when the setting is
  * not empty.
  */
@@ -23,12 +24,13 @@ static const struct {
     { "pipeline",  RCOLL_FAULT_PIPELINE,  2, 1 },
     { "rndv",      RCOLL_FAULT_RNDV,      1, 1 },
     { "finalize",  RCOLL_FAULT_FINALIZE,  1, 0 },
+    { "shrink",    RCOLL_FAULT_SHRINK,    1, 1 },
 };
 
 static rcoll_status_t bad(const char *value, const char *why)
 {
     rcoll_error("RCOLL_FAULT=%s: %s; expected <world rank>:<point>[:<n>], point one of fence, "
-                "shm-setup, pipeline[:n], rndv[:n], finalize", value, why);
+                "shm-setup, pipeline[:n], rndv[:n], finalize, shrink[:n]", value, why);
     return RCOLL_ERR_INVALID_ARG;
 }
 
@@ -79,8 +81,8 @@ void rcoll__fault_hit(rcoll_context_t *ctx, rcoll_fault_point_t point, unsigned 
     if (f->rank != ctx->rank || f->point != point) {
         return;
     }
-    if (point == RCOLL_FAULT_RNDV) {
-        count = ++f->rndv_seen;
+    if (point == RCOLL_FAULT_RNDV || point == RCOLL_FAULT_SHRINK) {
+        count = ++f->seen;          /* counted here: their callers keep no count */
     }
     if (count == f->n) {
         raise(SIGKILL);

@@ -12,7 +12,7 @@ typedef struct {
     int                 rank;      /* world rank that dies; -1: none */
     rcoll_fault_point_t point;
     unsigned long       n;         /* the occurrence of the point */
-    unsigned long       rndv_seen; /* rendezvous transfers issued so far */
+    unsigned long       seen;      /* rndv, shrink: occurrences so far */
 } rcoll_fault_t;
 
 struct rcoll_context;

@@ -149,6 +149,19 @@ static void gone(rcoll_context_t *ctx, watched_t *w, const char *how)
     rcoll_p2p_peer_error_cb(ctx, w->wrank, RCOLL_ERR_PEER_FAILED, why);
 }
 
+/* Start watching w once its pid is in the table. */
+static void watch_start(rcoll_context_t *ctx, watched_t *w)
+{
+    int64_t pid = rcoll_whereis_pid(ctx, w->wrank);
+    if (pid <= 0) {
+        w->state = pid < 0 ? PEER_GONE : PEER_UNKNOWN;   /* not visible: not watched */
+        return;
+    }
+    w->pid = pid;
+    w->fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+    w->state = PEER_WATCHED;
+}
+
 static void look(rcoll_context_t *ctx, rcoll_liveness_t *lv)
 {
     if (lv->nwatch < 0) {
@@ -158,14 +171,7 @@ static void look(rcoll_context_t *ctx, rcoll_liveness_t *lv)
     for (int i = 0; i < lv->nwatch; i++) {
         watched_t *w = &lv->watch[i];
         if (w->state == PEER_UNKNOWN) {
-            int64_t pid = rcoll_whereis_pid(ctx, w->wrank);
-            if (pid <= 0) {
-                w->state = pid < 0 ? PEER_GONE : PEER_UNKNOWN;   /* not visible: not watched */
-                continue;
-            }
-            w->pid = pid;
-            w->fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-            w->state = PEER_WATCHED;
+            watch_start(ctx, w);
         }
         if (w->state != PEER_WATCHED) {
             continue;
@@ -262,10 +268,18 @@ int rcoll_liveness_gone(rcoll_context_t *ctx, int wrank)
             return 1;
         }
     }
+    /* Also before the first look (a collective that failed before any
+     * deadline check: a neighbour withdrew because this peer died). */
+    if (lv->nwatch < 0) {
+        watch_setup(ctx, lv);
+    }
     for (int i = 0; i < lv->nwatch; i++) {
         watched_t *w = &lv->watch[i];
         if (w->wrank != wrank) {
             continue;
+        }
+        if (w->state == PEER_UNKNOWN) {
+            watch_start(ctx, w);
         }
         if (w->state == PEER_GONE) {
             return w->pid > 0;
@@ -328,6 +342,21 @@ rcoll_status_t rcoll_liveness_cause(const rcoll_task_t *task, rcoll_status_t st)
     return st;
 }
 
+void rcoll_liveness_poll(rcoll_context_t *ctx, double now)
+{
+    rcoll_liveness_t *lv = ctx->liveness;
+    if (lv == NULL || ctx->size < 2 || transport_only(ctx)) {
+        return;
+    }
+    if (atomic_load_explicit(&lv->inbox, memory_order_relaxed) != NULL) {
+        take_reports(ctx, lv);
+    }
+    if (now >= lv->next_look) {
+        lv->next_look = now + RCOLL_LIVENESS_PERIOD_S;
+        look(ctx, lv);
+    }
+}
+
 int rcoll_liveness_check(rcoll_task_t *task, double now)
 {
     rcoll_context_t *ctx = task->ctx;
@@ -335,15 +364,7 @@ int rcoll_liveness_check(rcoll_task_t *task, double now)
     if (lv == NULL || ctx->size < 2) {
         return 0;
     }
-    if (!transport_only(ctx)) {
-        if (atomic_load_explicit(&lv->inbox, memory_order_relaxed) != NULL) {
-            take_reports(ctx, lv);
-        }
-        if (now >= lv->next_look) {
-            lv->next_look = now + RCOLL_LIVENESS_PERIOD_S;
-            look(ctx, lv);
-        }
-    }
+    rcoll_liveness_poll(ctx, now);
     if (ctx->nfailed == 0 || task->done) {     /* also what the transports reported */
         probe_silent(task, lv, now);
         return 0;

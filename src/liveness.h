@@ -19,7 +19,8 @@
  *
  * All of it runs off the per-collective path, from the deadline check
  * (rcoll_task_check_deadline: a wait that has polled idly 64 times, or
- * rcoll_test), which reads the clock anyway; the node's processes are
+ * rcoll_test), which reads the clock anyway, and from rcoll_comm_shrink's
+ * agreement loop (rcoll_liveness_poll); the node's processes are
  * looked at every RCOLL_LIVENESS_PERIOD_S at most.  A task whose
  * communicator has a failed member then ends with that member's status
  * (RCOLL_ERR_PEER_FAILED), naming it: every collective involves every
@@ -49,6 +50,12 @@ void rcoll_liveness_report(rcoll_liveness_t *lv, int wrank, const char *why);
  * and end task if its communicator has a failed member.  1 if it ended
  * the task now. */
 int rcoll_liveness_check(rcoll_task_t *task, double now);
+
+/* The context-wide part of rcoll_liveness_check, for waits that are not a
+ * task's (rcoll_comm_shrink's agreement): take the reported deaths and look
+ * at the node's processes if it is time; deaths found are marked
+ * (rcoll_p2p_peer_error_cb, ctx->peer_failed). */
+void rcoll_liveness_poll(rcoll_context_t *ctx, double now);
 
 /* A task just posted on a context with failed ranks (ctx->nfailed): end it
  * at once, before it posts anything (a composed algorithm's children on
