@@ -9,7 +9,7 @@
 # size.  Checked, for the worst rank (the maximum over ranks):
 #   1. resident memory after init + one 8-byte allreduce: slope within
 #      [formula / TOL, formula x TOL], TOL = 1.5, formula per extra rank
-#          rcoll private arrays + blob  0.5 KiB   (docs/scaling.md, "Per peer")
+#          rcoll private arrays + blob  0.5 KiB   (docs/scaling.md "Memory and start-up")
 #          UCX endpoint, private        1.5 KiB   (measured, UCX 1.x)
 #          UCX posix FIFO pages        16   KiB   (4 pages of the peer's FIFO)
 #          rcoll shm segment pages     12   KiB   (3 pages of the peer's region;
@@ -21,7 +21,7 @@
 #      10 s.
 # SCALE_CHECK_FORMULA=shm|noshm forces one formula for both runs (used to show
 # the check fails when the shm term is wrong: see docs/scaling.md).
-# Exit status 0 only if all hold.  About 15 s.
+# Exit status 0 only if all hold.  About 7 s.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -39,7 +39,7 @@ field() { sed -n "s/.* $1=\([0-9-]*\).*/\1/p" <<< "$2"; }
 
 # measure NRANKS SHM -> "rss shmem cpu_ms wall_ms" (smaller of two runs each)
 measure() {
-    local n=$1 shm=$2 best="" line
+    local n=$1 shm=$2 best="" line i
     for _ in 1 2; do
         line=$(RCOLL_SHM=$shm timeout --kill-after=10 60 "$top/tools/rcollrun/rcollrun" -n "$n" \
                --timeout 50 -- "$here/scale_check" 2>&1 | grep '^scale ') || true
@@ -48,7 +48,8 @@ measure() {
             return 1
         fi
         echo "  $line" >&2
-        local v="$(field rss_coll_kb "$line") $(field shmem_kb "$line") $(field init_cpu_ms "$line") $(field init_wall_ms "$line")"
+        local v
+        v="$(field rss_coll_kb "$line") $(field shmem_kb "$line") $(field init_cpu_ms "$line") $(field init_wall_ms "$line")"
         if [ -z "$best" ]; then
             best=$v
         else
@@ -56,7 +57,7 @@ measure() {
             read -ra x <<< "$best"
             read -ra y <<< "$v"
             for i in 0 1 2 3; do
-                [ "${y[$i]}" -lt "${x[$i]}" ] && x[$i]=${y[$i]}
+                [ "${y[i]}" -lt "${x[i]}" ] && x[i]=${y[i]}
             done
             best="${x[*]}"
         fi
