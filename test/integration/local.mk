@@ -14,7 +14,8 @@ noinst_PROGRAMS += test/integration/coll_check test/integration/comm_check \
                    test/integration/wedge_check test/integration/where_check \
                    test/integration/late_write_check test/integration/shm_leftover_check \
                    test/integration/dead_check test/integration/flood_check \
-                   test/integration/shrink_check test/integration/fault_check
+                   test/integration/shrink_check test/integration/fault_check \
+                   test/integration/scale_check
 test_integration_coll_check_SOURCES = test/integration/coll_check.c \
     test/integration/coll_cases.c $(INTEG_COMMON)
 test_integration_coll_check_LDADD = $(INTEG_LDADD)
@@ -55,7 +56,8 @@ test_integration_wedge_check_LDFLAGS = $(INTEG_LINKOPTS)
 test_integration_where_check_SOURCES = test/integration/where_check.c $(INTEG_COMMON)
 test_integration_where_check_LDADD = $(INTEG_LDADD)
 test_integration_where_check_LDFLAGS = $(INTEG_LINKOPTS)
-dist_noinst_SCRIPTS += test/integration/run.sh test/integration/tune_check.sh
+dist_noinst_SCRIPTS += test/integration/run.sh test/integration/tune_check.sh \
+                       test/integration/scale_check.sh
 test_integration_mismatch_check_SOURCES = test/integration/mismatch_check.c $(INTEG_COMMON)
 test_integration_mismatch_check_LDADD = $(INTEG_LDADD)
 test_integration_mismatch_check_LDFLAGS = $(INTEG_LINKOPTS)
@@ -78,3 +80,7 @@ test_integration_fault_check_LDFLAGS = $(INTEG_LINKOPTS)
 test_integration_shrink_check_SOURCES = test/integration/shrink_check.c
 test_integration_shrink_check_LDADD = $(INTEG_LDADD)
 test_integration_shrink_check_LDFLAGS = $(INTEG_LINKOPTS)
+# Resident memory and init time per rank (docs/scaling.md); needs no check_common.
+test_integration_scale_check_SOURCES = test/integration/scale_check.c
+test_integration_scale_check_LDADD = $(INTEG_LDADD)
+test_integration_scale_check_LDFLAGS = $(INTEG_LINKOPTS)

@@ -63,7 +63,11 @@
 #               once, rcollrun only, not with --nodes: rcoll_tune --quick at 2 ranks
 #               writes a tune file, coll_check under it selects what its rules say,
 #               ranks with different tune files fail init naming RCOLL_TUNE_FILE,
-#               ~20 s), nodealg (under --nodes or --srun-nodes, N >= 2:
+#               ~20 s), scale (scale_check.sh, once, rcollrun only, not with
+#               --nodes, RCOLL_TRANSPORT or UCX_TLS: resident memory and
+#               rcoll_init time per extra rank, 4 and 32 ranks, shm + UCX and
+#               RCOLL_SHM=0, against docs/scaling.md "Memory and start-up",
+#               ~10 s), nodealg (under --nodes or --srun-nodes, N >= 2:
 #               comm_check and nb_check with the node-aware algorithms forced
 #               through the environment, RCOLL_<COLL>_ALGORITHM=node_aware for
 #               allreduce, bcast, reduce, allgather and barrier, so they run on
@@ -103,7 +107,7 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node nodealg timeout mismatch late wedge where shmleft dead flood faults oob auth shrink tune"
+only="coll comm group nb node nodealg timeout mismatch late wedge where shmleft dead flood faults oob auth shrink tune scale"
 coll_args=()
 limit_override=""
 dead_bound=5
@@ -578,6 +582,14 @@ fi
 # the calibration command and its tune file (it launches its own 2 ranks)
 if wants tune && [ "$launcher" = rcollrun ] && [ -z "$nodes" ]; then
     run_one "tune_check.sh" 0 150 "$here/tune_check.sh"
+fi
+
+# memory and init time per rank against the formulas (its own 4 and 32 ranks):
+# the formula's UCX terms are those of the host's default UCX (shm + tcp), so
+# not where a transport or UCX's transports are chosen (the soft-RDMA guest)
+if wants scale && [ "$launcher" = rcollrun ] && [ -z "$nodes" ] &&
+        [ -z "${RCOLL_TRANSPORT:-}" ] && [ -z "${UCX_TLS:-}" ]; then
+    run_one "scale_check.sh" 0 120 "$here/scale_check.sh"
 fi
 
 # threads with their own contexts in one process: no launcher, run once
