@@ -53,15 +53,19 @@ void rcoll__auth_pair_key(const rcoll_auth_t *a, const char *label, uint64_t fro
  * ctx is the context (the collectives pass comm->ctx). */
 uint64_t rcoll__auth_token(const rcoll_context_t *ctx, const char *label, uint64_t id);
 
-/* The MAC of a message of len bytes: SipHash-2-4 under key of its first
- * RCOLL_AUTH_MAC_COVER bytes (all of a shorter one) and of len.  It
- * authenticates who sent the message, its sequence number, its rcoll header
- * (kind, communicator, step, lengths), a control message's body (an RTS's
- * or RTR's address and key) and the length; the bulk of a large eager
- * payload is not covered, as rendezvous data is not (docs/security.md,
- * "What a MAC covers"): covering it cost ~1.5 cycles per byte on each side. */
-#define RCOLL_AUTH_MAC_COVER 1088   /* UCX header 16 + rcoll header 48 + the largest key (1024) */
-uint64_t rcoll__auth_msg_mac(const uint8_t key[RCOLL_SIPHASH_KEY_LEN], const void *msg, size_t len);
+/* The MAC of a message of len bytes that starts with a transport header of
+ * hdr bytes (after the mac itself) and then rcoll's message: SipHash-2-4
+ * under key of the transport header, rcoll's header, a control message's
+ * key (an RTS's or RTR's body, rkey_len bytes as rcoll's header says), and
+ * len.  It authenticates who sent the message, its sequence number, its
+ * header (kind, communicator, step, lengths, call signature) and every byte
+ * of a control message; not the data of an eager message, as rendezvous data
+ * is not either (docs/security.md, "What a MAC covers"): covering it cost
+ * ~1.5 cycles per byte on each side.  At most RCOLL_AUTH_MAC_COVER bytes
+ * (more than the largest control message) are hashed. */
+#define RCOLL_AUTH_MAC_COVER 1152
+uint64_t rcoll__auth_msg_mac(const uint8_t key[RCOLL_SIPHASH_KEY_LEN], const void *msg, size_t len,
+                             size_t hdr);
 
 /* Equal without a data-dependent early exit. */
 int rcoll__auth_equal64(uint64_t a, uint64_t b);

@@ -14,6 +14,7 @@
 #include <sys/random.h>
 #include "core.h"
 #include "auth.h"
+#include "wire.h"
 
 const rcoll_auth_t rcoll__auth_none = { .ready = 1 };
 
@@ -80,12 +81,22 @@ uint64_t rcoll__auth_token(const rcoll_context_t *ctx, const char *label, uint64
     return derive(&ctx->auth, label, id, id, 2);
 }
 
-uint64_t rcoll__auth_msg_mac(const uint8_t key[RCOLL_SIPHASH_KEY_LEN], const void *msg, size_t len)
+_Static_assert(RCOLL_AUTH_MAC_COVER >= 64 + RCOLL_WIRE_HDR_SIZE + RCOLL_TL_RKEY_MAX,
+               "the MAC must cover a whole control message behind a transport header of <= 64 bytes");
+
+uint64_t rcoll__auth_msg_mac(const uint8_t key[RCOLL_SIPHASH_KEY_LEN], const void *msg, size_t len,
+                             size_t hdr)
 {
+    const uint8_t *m = msg;
+    size_t n = hdr + RCOLL_WIRE_HDR_SIZE;
+    if (len >= hdr + 4) {                    /* rcoll's header: rkey_len, 2 bytes LE at 2 */
+        n += (size_t)m[hdr + 2] | (size_t)m[hdr + 3] << 8;
+    }
+    n = n < len ? n : len;
+    n = n < RCOLL_AUTH_MAC_COVER ? n : RCOLL_AUTH_MAC_COVER;
     uint8_t in[RCOLL_AUTH_MAC_COVER + 8];
-    size_t n = len < RCOLL_AUTH_MAC_COVER ? len : RCOLL_AUTH_MAC_COVER;
     uint64_t len64 = len;
-    memcpy(in, msg, n);
+    memcpy(in, m, n);
     memcpy(in + n, &len64, 8);
     return rcoll__siphash24(key, in, n + 8);
 }

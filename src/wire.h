@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include "rcoll.h"
 
-#define RCOLL_WIRE_VERSION  4     /* 3: the address blob carries the secret; UCX MACs; 4: the MAC covers 1088 bytes + length, the blob offers a where table */
+#define RCOLL_WIRE_VERSION  4     /* 3: the address blob carries the secret; UCX MACs; 4: the MAC covers headers, keys and length, not eager data; the blob offers a where table */
 #define RCOLL_WIRE_HDR_SIZE 48
 
 typedef enum {

@@ -225,7 +225,7 @@ static void attacker_send(attacker_t *a, uint32_t claimed, uint64_t seq, const u
     memcpy(m + 12, &magic, 4);
     memcpy(m + 16, &seq, 8);
     rcoll_wire_encode(&h, m + UCX_TL_HDR);
-    uint64_t mac = key ? rcoll__auth_msg_mac(key, m + 8, sizeof(m) - 8) : fake_mac;
+    uint64_t mac = key ? rcoll__auth_msg_mac(key, m + 8, sizeof(m) - 8, UCX_TL_HDR - 8) : fake_mac;
     memcpy(m, &mac, 8);
     ucp_request_param_t p = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_AM_SEND_FLAG_EAGER };
     attacker_wait(a, ucp_am_send_nbx(a->ep, UCX_AM_ID, NULL, 0, m, sizeof(m), &p));

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include "core.h"
 #include "auth.h"
+#include "wire.h"
 #include "siphash.h"
 #include "shm/shm.h"
 
@@ -79,40 +80,51 @@ static void test_window(void **state)
     assert_false(rcoll__auth_window_accept(&w, 14));
 }
 
-/* rcoll__auth_msg_mac covers the first RCOLL_AUTH_MAC_COVER bytes and the
+/* rcoll__auth_msg_mac covers the transport header, rcoll's header, a
+ * control message's key (rkey_len bytes, as rcoll's header says) and the
  * length: a flipped bit there, or a message cut or extended by a byte, has
- * another MAC; bulk payload beyond the covered prefix is not covered (as
- * rendezvous data is not, docs/security.md). */
+ * another MAC; an eager message's data is not covered (as rendezvous data is
+ * not, docs/security.md); a lying rkey_len hashes no more than the cap. */
+static uint64_t mac_of(const uint8_t *key, const uint8_t *m, size_t len)
+{
+    return rcoll__auth_msg_mac(key, m, len, 16);
+}
+
 static void test_msg_mac_cover(void **state)
 {
     (void)state;
     static uint8_t key[RCOLL_SIPHASH_KEY_LEN] = { 1, 2, 3 };
-    static uint8_t m[RCOLL_AUTH_MAC_COVER + 100];
-    for (size_t i = 0; i < sizeof(m); i++) {
-        m[i] = (uint8_t)(i * 7);
-    }
-    size_t lens[] = { 0, 1, 72, RCOLL_AUTH_MAC_COVER - 1, RCOLL_AUTH_MAC_COVER, sizeof(m) - 1 };
-    for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
-        size_t len = lens[k];
-        uint64_t base = rcoll__auth_msg_mac(key, m, len);
-        assert_true(base != rcoll__auth_msg_mac(key, m, len + 1));
-        if (len > 0) {
-            assert_true(base != rcoll__auth_msg_mac(key, m, len - 1));
+    static uint8_t m[16 + RCOLL_WIRE_HDR_SIZE + 2000];
+    const size_t hdr_end = 16 + RCOLL_WIRE_HDR_SIZE;
+    static const uint16_t rkeys[] = { 0, 40, RCOLL_TL_RKEY_MAX, 65535 };
+    for (size_t k = 0; k < sizeof(rkeys) / sizeof(rkeys[0]); k++) {
+        for (size_t i = 0; i < sizeof(m); i++) {
+            m[i] = (uint8_t)(i * 7);
         }
-        size_t covered = len < RCOLL_AUTH_MAC_COVER ? len : RCOLL_AUTH_MAC_COVER;
-        for (size_t i = 0; i < covered; i += 13) {
+        rcoll_wire_hdr_t h = { .type = rkeys[k] ? RCOLL_MSG_RTR : RCOLL_MSG_EAGER,
+                               .version = RCOLL_WIRE_VERSION, .rkey_len = rkeys[k] };
+        rcoll_wire_encode(&h, m + 16);
+        size_t covered = hdr_end + rkeys[k];
+        covered = covered < RCOLL_AUTH_MAC_COVER ? covered : RCOLL_AUTH_MAC_COVER;
+        size_t len = sizeof(m) - 1;
+        uint64_t base = mac_of(key, m, len);
+        assert_true(base != mac_of(key, m, len + 1));
+        assert_true(base != mac_of(key, m, len - 1));
+        for (size_t i = 0; i < len; i += 7) {
             m[i] ^= 0x10;
-            assert_true(base != rcoll__auth_msg_mac(key, m, len));
+            if (i < covered) {
+                assert_true(base != mac_of(key, m, len));
+            } else {
+                assert_true(base == mac_of(key, m, len));
+            }
             m[i] ^= 0x10;
-        }
-        if (len > RCOLL_AUTH_MAC_COVER) {
-            m[len - 1] ^= 0x10;
-            assert_true(base == rcoll__auth_msg_mac(key, m, len));
-            m[len - 1] ^= 0x10;
         }
         key[0] ^= 1;
-        assert_true(base != rcoll__auth_msg_mac(key, m, len));
+        assert_true(base != mac_of(key, m, len));
         key[0] ^= 1;
+        /* Shorter than what the header claims: all of it. */
+        assert_true(mac_of(key, m, 10) != mac_of(key, m, 11));
+        assert_true(mac_of(key, m, 0) != mac_of(key, m, 1));
     }
 }
 

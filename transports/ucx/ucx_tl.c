@@ -9,9 +9,9 @@
  *
  * Authentication (docs/security.md): UCX tells the receiver nothing about
  * who sent an active message, and anyone who learns a worker address can
- * create an endpoint to it.  So mac is the MAC of bytes 8.. (header and
- * message, up to RCOLL_AUTH_MAC_COVER of them, and the length:
- * rcoll__auth_msg_mac) under the key of the pair (sender, receiver) derived
+ * create an endpoint to it.  So mac is the MAC of bytes 8.. (this header,
+ * rcoll's header, a control message's body and the length, not an eager
+ * message's data: rcoll__auth_msg_mac) under the key of the pair (sender, receiver) derived
  * from the job's secret (common/auth.h), and seq counts the sender's
  * messages to that receiver from 1; the receiver drops (one rate-limited log line) a
  * message whose mac does not verify under the key of the rank it claims,
@@ -45,10 +45,6 @@
 #define UCX_BOUNCE_COUNT 128
 #define UCX_MAX_MSG      (1u << 20)
 
-/* The MAC covers every control message whole: this header after the mac,
- * rcoll's header (48 bytes) and the largest key an RTS or RTR carries. */
-_Static_assert(RCOLL_AUTH_MAC_COVER >= UCX_TL_HDR - UCX_MAC_OFF + 48 + RCOLL_TL_RKEY_MAX,
-               "rcoll__auth_msg_mac must cover a whole control message");
 
 typedef struct bounce {
     struct bounce   *next;
@@ -178,7 +174,8 @@ static ucs_status_t am_cb(void *arg, const void *header, size_t header_length, v
         return UCS_OK;
     }
     peer_auth_t *a = peer_auth(tl, (int)src);
-    uint64_t mac = a ? rcoll__auth_msg_mac(a->rx_key, d + UCX_MAC_OFF, length - UCX_MAC_OFF) : 0;
+    uint64_t mac = a ? rcoll__auth_msg_mac(a->rx_key, d + UCX_MAC_OFF, length - UCX_MAC_OFF,
+                                           UCX_TL_HDR - UCX_MAC_OFF) : 0;
     if (a == NULL || !rcoll__auth_equal64(mac, get64(d))) {
         rcoll__auth_reject(&tl->rejects, "ucx: dropping a %zu-byte message that claims to come "
                            "from rank %u: its MAC does not verify (not from this job)", length, src);
@@ -441,7 +438,8 @@ static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t
     if (len) {
         memcpy(b->data + UCX_TL_HDR + hdr_len, data, len);
     }
-    put64(b->data, rcoll__auth_msg_mac(a->tx_key, b->data + UCX_MAC_OFF, total - UCX_MAC_OFF));
+    put64(b->data, rcoll__auth_msg_mac(a->tx_key, b->data + UCX_MAC_OFF, total - UCX_MAC_OFF,
+                                       UCX_TL_HDR - UCX_MAC_OFF));
     ucp_request_param_t p = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                         UCP_OP_ATTR_FIELD_FLAGS,
