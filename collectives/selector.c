@@ -7,6 +7,7 @@
  * tune file, communicator size, ranks per node, the agreed eager limit) is
  * the same on every rank, so every rank chooses the same algorithm.
  */
+#include <math.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,13 @@ const rcoll_alg_t *rcoll_select_by_cost(rcoll_coll_type_t coll, const rcoll_mode
                                         size_t bytes, int nranks, int ppn)
 {
     return select_by_cost(coll, m, bytes, nranks, ppn, 0);
+}
+
+double rcoll_select_best_cost(rcoll_coll_type_t coll, const rcoll_model_t *m, size_t bytes,
+                              int nranks, int ppn)
+{
+    const rcoll_alg_t *a = rcoll_select_by_cost(coll, m, bytes, nranks, ppn);
+    return a != NULL && a->cost != NULL ? a->cost(m, bytes, nranks, ppn) : INFINITY;
 }
 
 /* ---- the context's caches: ranks per node of the last communicator

@@ -35,6 +35,12 @@ void rcoll_selector_model_for(const rcoll_context_t *ctx, rcoll_model_t *m);
 const rcoll_alg_t *rcoll_select_by_cost(rcoll_coll_type_t coll, const rcoll_model_t *m,
                                         size_t bytes, int nranks, int ppn);
 
+/* The cost of that cheapest algorithm (INFINITY if none applies): how a
+ * composed algorithm prices its children on the node and rail
+ * sub-communicators. */
+double rcoll_select_best_cost(rcoll_coll_type_t coll, const rcoll_model_t *m, size_t bytes,
+                              int nranks, int ppn);
+
 /* Ranks per node of a communicator: the most ranks it has on any one node,
  * so that every member computes the same value. */
 int rcoll_selector_comm_ppn(const rcoll_comm_t *comm);

@@ -174,12 +174,6 @@ static void ag_node_abort(rcoll_task_t *task)
     rcoll_compose_leave(task, &S->c);
 }
 
-static double best(rcoll_coll_type_t coll, const rcoll_model_t *m, size_t bytes, int n, int ppn)
-{
-    const rcoll_alg_t *a = rcoll_select_by_cost(coll, m, bytes, n, ppn);
-    return a != NULL && a->cost != NULL ? a->cost(m, bytes, n, ppn) : INFINITY;
-}
-
 /* Node allgather of one block, the leaders' allgather of ppn blocks per
  * node, the leader's copy of every block, the node bcast of all of them,
  * and posting three children. */
@@ -193,9 +187,10 @@ static double ag_node_cost(const rcoll_model_t *m, size_t bytes, int nranks, int
     node.shm = m->shm_node;
     rail.shm = 0;
     double all = (double)bytes * nranks;
-    return best(RCOLL_COLL_ALLGATHER, &node, bytes, ppn, ppn) +
-           best(RCOLL_COLL_ALLGATHER, &rail, bytes * (size_t)ppn, nodes, 1) +
-           all * m->beta + best(RCOLL_COLL_BCAST, &node, (size_t)all, ppn, ppn) + 3 * 0.5e-6;
+    return rcoll_select_best_cost(RCOLL_COLL_ALLGATHER, &node, bytes, ppn, ppn) +
+           rcoll_select_best_cost(RCOLL_COLL_ALLGATHER, &rail, bytes * (size_t)ppn, nodes, 1) +
+           all * m->beta + rcoll_select_best_cost(RCOLL_COLL_BCAST, &node, (size_t)all, ppn, ppn) +
+           3 * 0.5e-6;
 }
 
 const rcoll_alg_t rcoll_allgather_node_aware = {

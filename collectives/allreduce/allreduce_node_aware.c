@@ -137,13 +137,6 @@ void rcoll__allreduce_node_abort(rcoll_task_t *task)
     rcoll_compose_leave(task, &S->c);
 }
 
-/* The best cost of coll among the table's algorithms. */
-static double best(rcoll_coll_type_t coll, const rcoll_model_t *m, size_t bytes, int n, int ppn)
-{
-    const rcoll_alg_t *a = rcoll_select_by_cost(coll, m, bytes, n, ppn);
-    return a != NULL && a->cost != NULL ? a->cost(m, bytes, n, ppn) : INFINITY;
-}
-
 double rcoll__allreduce_node_cost(const rcoll_model_t *m, size_t bytes, int nranks, int ppn,
                                   int slices)
 {
@@ -157,9 +150,9 @@ double rcoll__allreduce_node_cost(const rcoll_model_t *m, size_t bytes, int nran
     rail.shm = 0;
     rail.beta_inter *= s;          /* the s rails of a node share its link */
     /* the node-local children run one after the other (one segment) */
-    double t = s * (best(RCOLL_COLL_REDUCE, &node, slice, ppn, ppn) +
-                    best(RCOLL_COLL_BCAST, &node, slice, ppn, ppn));
-    t += best(RCOLL_COLL_ALLREDUCE, &rail, slice, nodes, 1);
+    double t = s * (rcoll_select_best_cost(RCOLL_COLL_REDUCE, &node, slice, ppn, ppn) +
+                    rcoll_select_best_cost(RCOLL_COLL_BCAST, &node, slice, ppn, ppn));
+    t += rcoll_select_best_cost(RCOLL_COLL_ALLREDUCE, &rail, slice, nodes, 1);
     return t + (2 * s + 1) * 0.5e-6;   /* posting a child */
 }
 

@@ -80,12 +80,6 @@ static void bar_node_abort(rcoll_task_t *task)
     rcoll_compose_leave(task, &S->c);
 }
 
-static double best(const rcoll_model_t *m, int n, int ppn)
-{
-    const rcoll_alg_t *a = rcoll_select_by_cost(RCOLL_COLL_BARRIER, m, 0, n, ppn);
-    return a != NULL && a->cost != NULL ? a->cost(m, 0, n, ppn) : INFINITY;
-}
-
 /* Two node barriers and a barrier among the nodes, plus posting three
  * children. */
 static double bar_node_cost(const rcoll_model_t *m, size_t bytes, int nranks, int ppn)
@@ -98,7 +92,8 @@ static double bar_node_cost(const rcoll_model_t *m, size_t bytes, int nranks, in
     rcoll_model_t node = *m, rail = *m;
     node.shm = m->shm_node;
     rail.shm = 0;
-    return 2 * best(&node, ppn, ppn) + best(&rail, nodes, 1) + 3 * 0.5e-6;
+    return 2 * rcoll_select_best_cost(RCOLL_COLL_BARRIER, &node, 0, ppn, ppn) +
+           rcoll_select_best_cost(RCOLL_COLL_BARRIER, &rail, 0, nodes, 1) + 3 * 0.5e-6;
 }
 
 const rcoll_alg_t rcoll_barrier_node_aware = {

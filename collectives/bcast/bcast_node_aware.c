@@ -167,12 +167,6 @@ static void bc_node_abort(rcoll_task_t *task)
     rcoll_compose_leave(task, &S->c);
 }
 
-static double best(const rcoll_model_t *m, size_t bytes, int n, int ppn)
-{
-    const rcoll_alg_t *a = rcoll_select_by_cost(RCOLL_COLL_BCAST, m, bytes, n, ppn);
-    return a != NULL && a->cost != NULL ? a->cost(m, bytes, n, ppn) : INFINITY;
-}
-
 static double bc_node_cost(const rcoll_model_t *m, size_t bytes, int nranks, int ppn)
 {
     if (ppn < 2 || ppn >= nranks) {
@@ -185,7 +179,8 @@ static double bc_node_cost(const rcoll_model_t *m, size_t bytes, int nranks, int
     rcoll_model_t node = *m, rail = *m;
     node.shm = m->shm_node;
     rail.shm = 0;
-    double tn = best(&node, seg, ppn, ppn), tr = best(&rail, seg, nodes, 1);
+    double tn = rcoll_select_best_cost(RCOLL_COLL_BCAST, &node, seg, ppn, ppn);
+    double tr = rcoll_select_best_cost(RCOLL_COLL_BCAST, &rail, seg, nodes, 1);
     return tn + tr + (nseg - 1) * (tn > tr ? tn : tr) + 2 * nseg * 0.5e-6;
 }
 

@@ -209,12 +209,6 @@ void rcoll__reduce_node_abort(rcoll_task_t *task)
     rcoll_compose_leave(task, &S->c);
 }
 
-static double best(rcoll_coll_type_t coll, const rcoll_model_t *m, size_t bytes, int n, int ppn)
-{
-    const rcoll_alg_t *a = rcoll_select_by_cost(coll, m, bytes, n, ppn);
-    return a != NULL && a->cost != NULL ? a->cost(m, bytes, n, ppn) : INFINITY;
-}
-
 /* S node reduces of a slice (one after the other on a node), the rail's
  * reduce of one slice (the S rails of a node share its link), the root
  * node's reduce of the last slice, and posting the children. */
@@ -230,8 +224,9 @@ double rcoll__reduce_node_cost(const rcoll_model_t *m, size_t bytes, int nranks,
     node.shm = m->shm_node;
     rail.shm = 0;
     rail.beta_inter *= s;
-    double t_node = best(RCOLL_COLL_REDUCE, &node, slice, ppn, ppn);
-    double t = (s + 1) * t_node + best(RCOLL_COLL_REDUCE, &rail, slice, nodes, 1);
+    double t_node = rcoll_select_best_cost(RCOLL_COLL_REDUCE, &node, slice, ppn, ppn);
+    double t_rail = rcoll_select_best_cost(RCOLL_COLL_REDUCE, &rail, slice, nodes, 1);
+    double t = (s + 1) * t_node + t_rail;
     return t + (s + 1) * 0.5e-6;
 }
 
