@@ -5,8 +5,9 @@
  * for the same algorithm (its cost(), as `rcoll_info --model` prints it).
  *
  *   rcoll_sim --nodes N --ppn P [--net NAME] [--coll C] [--alg A]
- *             [--bytes 8,4k,...] [--max-tests N] [--check F] [--skew PARAM=X]
+ *             [--bytes 8,4k,...] [--max-tests N] [--check F] [--skew PARAM=X] [--trace]
  *
+ * --trace prints every message as the network times it (for small layouts).
  * --check F: exit 1 unless every simulated / predicted ratio lies within
  * [1/F, F].  --skew PARAM=X multiplies one of the model's figures (alpha,
  * alpha_inter, beta, beta_inter, gamma, rndv_extra) by X for the
@@ -30,6 +31,7 @@ typedef struct {
     double            check;
     const char       *skew_name;
     double            skew;
+    int               trace;
 } opts_t;
 
 static int parse_bytes(opts_t *o, const char *v)
@@ -88,6 +90,11 @@ static int parse_opts(opts_t *o, int argc, char **argv)
     for (int i = 1; i < argc; i += 2) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int ok = v != NULL;
+        if (strcmp(k, "--trace") == 0) {
+            o->trace = 1;
+            i--;
+            continue;
+        }
         if (!ok)
             ;
         else if (strcmp(k, "--nodes") == 0)
@@ -117,7 +124,7 @@ static int parse_opts(opts_t *o, int argc, char **argv)
     }
     if (o->nodes < 1 || o->ppn < 1 || (long)o->nodes * o->ppn < 2 || (long)o->nodes * o->ppn > (1L << 20)) {
         fprintf(stderr, "usage: rcoll_sim --nodes N --ppn P (2 .. 2^20 ranks) [--net NAME] [--coll C] "
-                "[--alg A] [--bytes 8,4k,...] [--max-tests N] [--check F] [--skew PARAM=X]\n");
+                "[--alg A] [--bytes 8,4k,...] [--max-tests N] [--check F] [--skew PARAM=X] [--trace]\n");
         return -1;
     }
     return 0;
@@ -143,28 +150,29 @@ static int run_one(const opts_t *o, const rcoll_sim_params_t *sp, const rcoll_mo
                    const rcoll_alg_t *a, size_t bytes, int *failures)
 {
     long p = (long)o->nodes * o->ppn;
-    double pred = a->cost(mpred, bytes, (int)p, o->ppn);
+    double pred = a->cost(mpred, bytes, (int)p, o->ppn), ratio;
     rcoll_sim_result_t res;
-    int rc;
+    char head[64];
+    int rc, bad;
 
-    printf("%-15s %-19s %9zu", rcoll_coll_name(a->coll), a->name, bytes);
+    snprintf(head, sizeof(head), "%-15s %-19s %9zu", rcoll_coll_name(a->coll), a->name, bytes);
     if (too_big(a->coll, bytes, p)) {
-        printf(" %12s %12.4g %8s  not run: buffers over 1 GiB\n", "-", pred * 1e6, "-");
+        printf("%s %12s %12.4g %8s  not run: buffers over 1 GiB\n", head, "-", pred * 1e6, "-");
         return 0;
     }
     rc = rcoll_sim_run(sp, a, bytes, &res);
     if (rc == 1) {
-        printf(" %12s %12.4g %8s  not run: over %ld tests\n", "-", pred * 1e6, "-", o->max_tests);
+        printf("%s %12s %12.4g %8s  not run: over %ld tests\n", head, "-", pred * 1e6, "-", o->max_tests);
         return 0;
     }
     if (rc != 0) {
-        printf(" %12s %12.4g %8s  FAILED: %s\n", "-", pred * 1e6, "-", res.failure);
+        printf("%s %12s %12.4g %8s  FAILED: %s\n", head, "-", pred * 1e6, "-", res.failure);
         (*failures)++;
         return 1;
     }
-    double ratio = pred > 0 ? res.time / pred : 0;
-    int bad = o->check > 0 && (ratio > o->check || ratio < 1 / o->check);
-    printf(" %12.4g %12.4g %8.3f  %ld msgs%s\n", res.time * 1e6, pred * 1e6, ratio, res.messages,
+    ratio = pred > 0 ? res.time / pred : 0;
+    bad = o->check > 0 && (ratio > o->check || ratio < 1 / o->check);
+    printf("%s %12.4g %12.4g %8.3f  %ld msgs%s\n", head, res.time * 1e6, pred * 1e6, ratio, res.messages,
            bad ? "  OUTSIDE THE FACTOR" : "");
     return bad;
 }
@@ -189,7 +197,7 @@ int main(int argc, char **argv)
     mpred = m;
     if (o.skew_name != NULL)
         *model_field(&mpred, o.skew_name) *= o.skew;
-    sp = (rcoll_sim_params_t){ o.nodes, o.ppn, &m, &cfg, o.max_tests };
+    sp = (rcoll_sim_params_t){ o.nodes, o.ppn, &m, &cfg, o.max_tests, o.trace ? stdout : NULL };
     printf("# SIMULATION (rcoll_sim): the real schedules on %d nodes x %d ranks per node = %ld ranks\n"
            "# over a fake network (tools/rcoll_sim/sim.h), next to the cost model's prediction.\n"
            "# network: %s; alpha %.3g us, beta %.3g s/B, alpha_inter %.3g us, beta_inter %.3g s/B,\n"

@@ -33,6 +33,7 @@
 #define RCOLL_SIM_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "coll.h"
 
 typedef struct rcoll_sim_params {
@@ -40,6 +41,7 @@ typedef struct rcoll_sim_params {
     const rcoll_model_t *model;       /* the network's figures */
     const rcoll_config_t *cfg;        /* the settings the algorithms read */
     long                 max_tests;   /* give up after this many rcoll_task_test calls */
+    FILE                *trace;       /* non-NULL: one line per message */
 } rcoll_sim_params_t;
 
 typedef struct rcoll_sim_result {

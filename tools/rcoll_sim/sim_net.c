@@ -142,20 +142,25 @@ static double transfer(sim_t *s, int src, int dst, size_t len, double t0)
     const rcoll_model_t *m = s->sp->model;
     sim_rank_t *R = &s->ranks[src];
     int ns = node_of(s, src), nd = node_of(s, dst);
-    double b = (double)len, start = t0 > R->port ? t0 : R->port, wire;
+    double b = (double)len, start = t0 > R->port ? t0 : R->port, wire, arrive;
 
     if (ns == nd) {
         R->port = start + m->alpha + b * m->beta;
-        return R->port;
+        arrive = R->port;
+    } else {
+        R->port = start + m->alpha;
+        wire = start;
+        if (s->link_out[ns] > wire)
+            wire = s->link_out[ns];
+        if (s->link_in[nd] > wire)
+            wire = s->link_in[nd];
+        s->link_out[ns] = s->link_in[nd] = wire + b * m->beta_inter;
+        arrive = wire + m->alpha_inter + b * m->beta_inter;
     }
-    R->port = start + m->alpha;
-    wire = start;
-    if (s->link_out[ns] > wire)
-        wire = s->link_out[ns];
-    if (s->link_in[nd] > wire)
-        wire = s->link_in[nd];
-    s->link_out[ns] = s->link_in[nd] = wire + b * m->beta_inter;
-    return wire + m->alpha_inter + b * m->beta_inter;
+    if (s->sp->trace != NULL)
+        fprintf(s->sp->trace, "# msg %d -> %d %zu B %s: may leave %.3f us, leaves %.3f us, arrives %.3f us\n",
+                src, dst, len, ns == nd ? "on node" : "between nodes", t0 * 1e6, start * 1e6, arrive * 1e6);
+    return arrive;
 }
 
 /* Rank r's op completed at t (maybe while another rank runs). */
