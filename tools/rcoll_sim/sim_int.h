@@ -33,8 +33,19 @@ typedef struct sim_msg {
     int      kind;        /* SIM_MSG_EAGER, SIM_MSG_RNDV, SIM_MSG_RECV */
     size_t   len;
     double   t;
+    long     seq;         /* a send's posting order */
     int      next;        /* chain in the bucket or the free list; -1 ends */
 } sim_msg_t;
+
+/* A rendezvous transfer whose two ends are posted: it takes the sender's
+ * port and the links at t (the later end's posting + rndv_extra), in time
+ * order and, at equal times, in the order the sends were posted. */
+typedef struct sim_grant {
+    double   t;
+    long     seq;
+    int      src, dst;
+    size_t   len;
+} sim_grant_t;
 
 enum { SIM_MSG_EAGER = 1, SIM_MSG_RNDV, SIM_MSG_RECV };
 
@@ -56,6 +67,10 @@ typedef struct sim {
     /* the ready ranks: a binary min-heap on (clock, rank) */
     int                      *heap;
     int                       nheap;
+    /* the rendezvous transfers to start: a binary min-heap on (t, seq) */
+    sim_grant_t              *grants;
+    int                       ngrants, grants_cap;
+    long                      send_seq;
     /* one buffer of each kind for all ranks, and the scratch handed out
      * (kept until the end: earlier pointers stay valid) */
     void                     *sendbuf, *recvbuf;

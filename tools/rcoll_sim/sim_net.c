@@ -75,6 +75,49 @@ static int heap_pop(sim_t *s)
     return top;
 }
 
+/* ---- the rendezvous transfers to start ---- */
+
+static int grant_less(const sim_grant_t *a, const sim_grant_t *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static int grant_push(sim_t *s, sim_grant_t g)
+{
+    int i;
+
+    if (s->ngrants == s->grants_cap) {
+        int cap = s->grants_cap ? 2 * s->grants_cap : 1024;
+        sim_grant_t *n = realloc(s->grants, (size_t)cap * sizeof(*n));
+        if (n == NULL)
+            return -1;
+        s->grants = n;
+        s->grants_cap = cap;
+    }
+    for (i = s->ngrants++; i > 0 && grant_less(&g, &s->grants[(i - 1) / 2]); i = (i - 1) / 2)
+        s->grants[i] = s->grants[(i - 1) / 2];
+    s->grants[i] = g;
+    return 0;
+}
+
+static sim_grant_t grant_pop(sim_t *s)
+{
+    sim_grant_t top = s->grants[0], last = s->grants[--s->ngrants];
+    int i = 0, c;
+
+    while ((c = 2 * i + 1) < s->ngrants) {
+        if (c + 1 < s->ngrants && grant_less(&s->grants[c + 1], &s->grants[c]))
+            c++;
+        if (!grant_less(&s->grants[c], &last))
+            break;
+        s->grants[i] = s->grants[c];
+        i = c;
+    }
+    if (s->ngrants > 0)
+        s->grants[i] = last;
+    return top;
+}
+
 /* ---- the waiting message ends ---- */
 
 static size_t msg_hash(const sim_t *s, int src, int dst, uint32_t tag)
@@ -121,7 +164,7 @@ static int msg_put(sim_t *s, int src, int dst, uint32_t tag, int kind, size_t le
     } else {
         s->free_msg = s->msgs[i].next;
     }
-    s->msgs[i] = (sim_msg_t){ src, dst, tag, kind, len, t, s->bucket[b] };
+    s->msgs[i] = (sim_msg_t){ src, dst, tag, kind, len, t, s->send_seq, s->bucket[b] };
     s->bucket[b] = i;
     if (++s->inflight > s->res->peak_inflight)
         s->res->peak_inflight = s->inflight;
@@ -208,16 +251,18 @@ rcoll_status_t sim_post(sim_t *s, int peer, uint32_t tag, size_t len, int is_sen
                      is_send ? peer : me, tag, is_send ? len : m.len, is_send ? m.len : len);
             return RCOLL_ERR_TRUNCATED;
         }
-        if (is_send) {              /* the receive was posted at m.t <= now */
-            double t = transfer(s, me, peer, len, eager ? now : now + rndv);
+        if (is_send && eager) {     /* the receive was posted at m.t <= now */
+            double t = transfer(s, me, peer, len, now);
             op_done(s, me, t, 0);
             op_done(s, peer, t, 1);
         } else if (m.kind == SIM_MSG_EAGER) {
             op_done(s, me, m.t > now ? m.t : now, 0);
-        } else {                    /* rendezvous send waiting since m.t */
-            double t = transfer(s, peer, me, len, now + rndv);
-            op_done(s, me, t, 0);
-            op_done(s, peer, t, 1);
+        } else {                    /* rendezvous: both ends posted now */
+            sim_grant_t g = { now + rndv, is_send ? s->send_seq++ : m.seq, is_send ? me : peer,
+                              is_send ? peer : me, len };
+            if (grant_push(s, g) != 0)
+                return RCOLL_ERR_NO_MEMORY;
+            s->ranks[me].pending++;
         }
         return RCOLL_OK;
     }
@@ -231,6 +276,7 @@ rcoll_status_t sim_post(sim_t *s, int peer, uint32_t tag, size_t len, int is_sen
     if (msg_put(s, is_send ? me : peer, is_send ? peer : me, tag, is_send ? SIM_MSG_RNDV : SIM_MSG_RECV,
                 len, now) != 0)
         return RCOLL_ERR_NO_MEMORY;
+    s->send_seq += is_send;
     s->ranks[me].pending++;
     return RCOLL_OK;
 }
@@ -318,8 +364,19 @@ static void sim_teardown(sim_t *s)
     free(s->link_in);
     free(s->bucket);
     free(s->msgs);
+    free(s->grants);
     free(s->sendbuf);
     free(s->recvbuf);
+}
+
+/* Start the earliest rendezvous transfer: both its ends complete when it arrives. */
+static void fire_grant(sim_t *s)
+{
+    sim_grant_t g = grant_pop(s);
+    double t = transfer(s, g.src, g.dst, g.len, g.t);
+
+    op_done(s, g.src, t, 1);
+    op_done(s, g.dst, t, 1);
 }
 
 /* Run the rank on top of the heap once. */
@@ -370,7 +427,11 @@ int rcoll_sim_run(const rcoll_sim_params_t *sp, const rcoll_alg_t *alg, size_t b
         return -1;
     }
     sim_running = &s;
-    while (s.nheap > 0 && !s.failed) {
+    while ((s.nheap > 0 || s.ngrants > 0) && !s.failed) {
+        if (s.ngrants > 0 && (s.nheap == 0 || s.grants[0].t <= s.ranks[s.heap[0]].clock)) {
+            fire_grant(&s);
+            continue;
+        }
         step_rank(&s, alg, &ndone);
         if (sp->max_tests > 0 && res->tests > sp->max_tests) {
             res->over_budget = 1;
