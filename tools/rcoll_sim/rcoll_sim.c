@@ -8,6 +8,8 @@
  *             [--bytes 8,4k,...] [--max-tests N] [--check F] [--skew PARAM=X] [--trace]
  *
  * --trace prints every message as the network times it (for small layouts).
+ * rcoll_sim [--net NAME] --self-test: the simulator's own checks
+ * (sim_selftest.c).
  * --check F: exit 1 unless every simulated / predicted ratio lies within
  * [1/F, F].  --skew PARAM=X multiplies one of the model's figures (alpha,
  * alpha_inter, beta, beta_inter, gamma, rndv_extra) by X for the
@@ -31,7 +33,7 @@ typedef struct {
     double            check;
     const char       *skew_name;
     double            skew;
-    int               trace;
+    int               trace, self_test;
 } opts_t;
 
 static int parse_bytes(opts_t *o, const char *v)
@@ -90,8 +92,8 @@ static int parse_opts(opts_t *o, int argc, char **argv)
     for (int i = 1; i < argc; i += 2) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int ok = v != NULL;
-        if (strcmp(k, "--trace") == 0) {
-            o->trace = 1;
+        if (strcmp(k, "--trace") == 0 || strcmp(k, "--self-test") == 0) {
+            *(k[2] == 't' ? &o->trace : &o->self_test) = 1;
             i--;
             continue;
         }
@@ -122,6 +124,8 @@ static int parse_opts(opts_t *o, int argc, char **argv)
             return -1;
         }
     }
+    if (o->self_test)
+        return 0;
     if (o->nodes < 1 || o->ppn < 1 || (long)o->nodes * o->ppn < 2 || (long)o->nodes * o->ppn > (1L << 20)) {
         fprintf(stderr, "usage: rcoll_sim --nodes N --ppn P (2 .. 2^20 ranks) [--net NAME] [--coll C] "
                 "[--alg A] [--bytes 8,4k,...] [--max-tests N] [--check F] [--skew PARAM=X] [--trace]\n");
@@ -194,6 +198,8 @@ int main(int argc, char **argv)
     m.segment_size = cfg.segment_size;
     if (o.net != NULL)
         rcoll_net_profile_apply(rcoll_net_profile_find(o.net), &m);
+    if (o.self_test)
+        return rcoll_sim_self_test(&m, &cfg) ? 1 : 0;
     mpred = m;
     if (o.skew_name != NULL)
         *model_field(&mpred, o.skew_name) *= o.skew;

@@ -60,4 +60,8 @@ typedef struct rcoll_sim_result {
 int rcoll_sim_run(const rcoll_sim_params_t *sp, const rcoll_alg_t *alg, size_t bytes,
                   rcoll_sim_result_t *res);
 
+/* sim_selftest.c: time one message, refuse broken schedules; the number
+ * of failed cases (0: all good), one line each on stdout. */
+int rcoll_sim_self_test(const rcoll_model_t *m, const rcoll_config_t *cfg);
+
 #endif
