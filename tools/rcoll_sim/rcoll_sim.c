@@ -149,9 +149,43 @@ static int too_big(rcoll_coll_type_t coll, size_t bytes, long p)
     return (double)bytes * (per_rank ? (double)p : 1.0) > (double)(1u << 30);
 }
 
+/* Per size, of the algorithms simulated: the fastest in simulation and
+ * the fastest by the model's prediction; DIFFERENT where the model's pick
+ * simulates more than 1% slower than the fastest. */
+typedef struct {
+    const rcoll_alg_t *sim_alg, *pred_alg;
+    double             sim, pred, pred_alg_sim;   /* the model's pick, simulated */
+} best_t;
+
+static void best_note(best_t *b, const rcoll_alg_t *a, double sim, double pred)
+{
+    if (b->sim_alg == NULL || sim < b->sim) {
+        b->sim_alg = a;
+        b->sim = sim;
+    }
+    if (b->pred_alg == NULL || pred < b->pred) {
+        b->pred_alg = a;
+        b->pred = pred;
+        b->pred_alg_sim = sim;
+    }
+}
+
+static void best_print(const best_t *best, const opts_t *o, rcoll_coll_type_t coll)
+{
+    for (int i = 0; i < o->nbytes; i++) {
+        const best_t *b = &best[i];
+        if (b->sim_alg == NULL)
+            continue;
+        printf("# %s %zu B: fastest simulated %s (%.4g us); the model's fastest of these %s "
+               "(%.4g us predicted, %.4g simulated)%s\n", rcoll_coll_name(coll), o->bytes[i],
+               b->sim_alg->name, b->sim * 1e6, b->pred_alg->name, b->pred * 1e6, b->pred_alg_sim * 1e6,
+               b->pred_alg_sim > 1.01 * b->sim ? "  DIFFERENT" : "");
+    }
+}
+
 /* One algorithm at one size: a line; returns 1 if it breaks the check. */
 static int run_one(const opts_t *o, const rcoll_sim_params_t *sp, const rcoll_model_t *mpred,
-                   const rcoll_alg_t *a, size_t bytes, int *failures)
+                   const rcoll_alg_t *a, size_t bytes, int *failures, best_t *best)
 {
     long p = (long)o->nodes * o->ppn;
     double pred = a->cost(mpred, bytes, (int)p, o->ppn), ratio;
@@ -174,6 +208,7 @@ static int run_one(const opts_t *o, const rcoll_sim_params_t *sp, const rcoll_mo
         (*failures)++;
         return 1;
     }
+    best_note(best, a, res.time, pred);
     ratio = pred > 0 ? res.time / pred : 0;
     bad = o->check > 0 && (ratio > o->check || ratio < 1 / o->check);
     printf("%s %12.4g %12.4g %8.3f  %ld msgs%s\n", head, res.time * 1e6, pred * 1e6, ratio, res.messages,
@@ -216,14 +251,18 @@ int main(int argc, char **argv)
     printf("%-15s %-19s %9s %12s %12s %8s\n", "# collective", "algorithm", "bytes", "sim_us", "model_us",
            "sim/model");
     for (int c = 0; c < RCOLL_COLL_LAST; c++) {
+        best_t best[32];
         if (o.only != RCOLL_COLL_LAST && c != (int)o.only)
             continue;
+        memset(best, 0, sizeof(best));
         for (const rcoll_alg_t *const *a = rcoll_coll_algs((rcoll_coll_type_t)c); *a != NULL; a++) {
             if (!simulable(*a) || (o.alg != NULL && strcmp(o.alg, (*a)->name) != 0))
                 continue;
             for (int i = 0; i < o.nbytes; i++, lines++)
-                bad += run_one(&o, &sp, &mpred, *a, o.bytes[i], &failures);
+                bad += run_one(&o, &sp, &mpred, *a, o.bytes[i], &failures, &best[i]);
         }
+        if (o.alg == NULL)
+            best_print(best, &o, (rcoll_coll_type_t)c);
     }
     if (lines == 0) {
         fprintf(stderr, "rcoll_sim: no point-to-point algorithm matches\n");
