@@ -17,9 +17,9 @@
 
 static void print_size(FILE *out, size_t b)
 {
-    if (b >= (1u << 20))
+    if (b >= (1u << 20) && b % (1u << 20) == 0)
         fprintf(out, "%6zuM", b >> 20);
-    else if (b >= 1024)
+    else if (b >= 1024 && b % 1024 == 0)
         fprintf(out, "%6zuK", b >> 10);
     else
         fprintf(out, "%6zuB", b);
@@ -140,8 +140,30 @@ static void print_us(FILE *out, int w, double t)
         fprintf(out, "%*.4g", w, t * 1e6);
 }
 
+/* One row: every algorithm's time at b, the choice, the bound. */
+static void print_scale_row(FILE *out, const rcoll_model_t *m, int nodes, int ppn,
+                            rcoll_coll_type_t coll, size_t b)
+{
+    const rcoll_alg_t *const *a = rcoll_coll_algs(coll);
+    int p = nodes * ppn;
+
+    fprintf(out, "  ");
+    print_size(out, b);
+    for (int i = 0; a[i] != NULL; i++)
+        print_us(out, scale_width(a[i]->name), a[i]->cost != NULL ? a[i]->cost(m, b, p, ppn) : 0);
+    const rcoll_alg_t *sel = rcoll_select_by_cost(coll, m, b, p, ppn);
+    double ts = sel != NULL && sel->cost != NULL ? sel->cost(m, b, p, ppn) : 0;
+    double lb = rcoll_coll_lower_bound(coll, m, b, nodes, ppn);
+    fprintf(out, "  %-18s", sel != NULL ? sel->name : "?");
+    print_us(out, 11, lb);
+    if (lb > 0)
+        fprintf(out, "%10.2f\n", ts / lb);
+    else
+        fprintf(out, "%10s\n", "-");
+}
+
 static void print_scale_coll(FILE *out, const rcoll_model_t *m, int nodes, int ppn,
-                             rcoll_coll_type_t coll)
+                             rcoll_coll_type_t coll, const size_t *sizes, int nsizes)
 {
     const rcoll_alg_t *const *a = rcoll_coll_algs(coll);
     int p = nodes * ppn, block = coll == RCOLL_COLL_ALLGATHER ||
@@ -155,30 +177,27 @@ static void print_scale_coll(FILE *out, const rcoll_model_t *m, int nodes, int p
     for (int i = 0; a[i] != NULL; i++)
         fprintf(out, "%*s", scale_width(a[i]->name), a[i]->name);
     fprintf(out, "  %-18s %10s %9s\n", "selected", "bound", "sel/bound");
-    for (size_t b = coll == RCOLL_COLL_BARRIER ? 0 : PRINT_MIN_BYTES; b <= SCALE_MAX_BYTES;
-         b *= 8) {
-        fprintf(out, "  ");
-        print_size(out, b);
-        for (int i = 0; a[i] != NULL; i++)
-            print_us(out, scale_width(a[i]->name),
-                     a[i]->cost != NULL ? a[i]->cost(m, b, p, ppn) : 0);
-        const rcoll_alg_t *sel = rcoll_select_by_cost(coll, m, b, p, ppn);
-        double ts = sel != NULL && sel->cost != NULL ? sel->cost(m, b, p, ppn) : 0;
-        double lb = rcoll_coll_lower_bound(coll, m, b, nodes, ppn);
-        fprintf(out, "  %-18s", sel != NULL ? sel->name : "?");
-        print_us(out, 11, lb);
-        if (lb > 0)
-            fprintf(out, "%10.2f\n", ts / lb);
-        else
-            fprintf(out, "%10s\n", "-");
-        if (b == 0)
-            break;
+    if (coll == RCOLL_COLL_BARRIER) {
+        print_scale_row(out, m, nodes, ppn, coll, 0);
+    } else if (nsizes > 0) {
+        for (int i = 0; i < nsizes; i++)
+            print_scale_row(out, m, nodes, ppn, coll, sizes[i]);
+    } else {
+        for (size_t b = PRINT_MIN_BYTES; b <= SCALE_MAX_BYTES; b *= 8)
+            print_scale_row(out, m, nodes, ppn, coll, b);
     }
     fputc('\n', out);
 }
 
 void rcoll_selector_print_scale(FILE *out, const rcoll_model_t *m, int nodes, int ppn,
                                 const char *net_label, rcoll_coll_type_t only)
+{
+    rcoll_selector_print_scale_sizes(out, m, nodes, ppn, net_label, only, NULL, 0);
+}
+
+void rcoll_selector_print_scale_sizes(FILE *out, const rcoll_model_t *m, int nodes, int ppn,
+                                      const char *net_label, rcoll_coll_type_t only,
+                                      const size_t *sizes, int nsizes)
 {
     fprintf(out, "# PREDICTIONS of the alpha-beta-gamma cost model, not measurements.\n"
             "# inter-node: %s: alpha_inter %.3g us, beta_inter %.3g s/B (%.2f GB/s)\n"
@@ -194,5 +213,5 @@ void rcoll_selector_print_scale(FILE *out, const rcoll_model_t *m, int nodes, in
     fputc('\n', out);
     for (int c = 0; c < RCOLL_COLL_LAST; c++)
         if (only == RCOLL_COLL_LAST || only == (rcoll_coll_type_t)c)
-            print_scale_coll(out, m, nodes, ppn, (rcoll_coll_type_t)c);
+            print_scale_coll(out, m, nodes, ppn, (rcoll_coll_type_t)c, sizes, nsizes);
 }

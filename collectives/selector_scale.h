@@ -55,5 +55,9 @@ void rcoll_coll_lower_bound_legend(FILE *out);
  * in the header. */
 void rcoll_selector_print_scale(FILE *out, const rcoll_model_t *m, int nodes, int ppn,
                                 const char *net_label, rcoll_coll_type_t only);
+/* The same at the nsizes sizes given (nsizes 0: the x8 ladder). */
+void rcoll_selector_print_scale_sizes(FILE *out, const rcoll_model_t *m, int nodes, int ppn,
+                                      const char *net_label, rcoll_coll_type_t only,
+                                      const size_t *sizes, int nsizes);
 
 #endif

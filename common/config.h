@@ -16,13 +16,15 @@
 #include "rcoll.h"
 
 #define RCOLL_CONFIG_STR_MAX 256
+/* An unsigned setting whose value is "auto" (only where its entry lists "auto"). */
+#define RCOLL_CONFIG_UINT_AUTO 0xffffffffu
 
 typedef struct rcoll_config {
     /* core */
     int      log_level;            /* RCOLL_LOG_LEVEL */
     double   timeout;              /* RCOLL_TIMEOUT, seconds; 0 = wait forever */
     size_t   eager_limit;          /* RCOLL_EAGER_LIMIT, bytes */
-    unsigned spin_count;           /* RCOLL_SPIN_COUNT: idle polls before sched_yield */
+    unsigned spin_count;           /* RCOLL_SPIN_COUNT: idle polls before sched_yield, or auto */
     size_t   unexpected_max;       /* RCOLL_UNEXPECTED_MAX: bytes of eager messages kept unexpected */
     int      revoke_on_timeout;    /* RCOLL_REVOKE_ON_TIMEOUT: a timed-out collective revokes */
     char     transport[RCOLL_CONFIG_STR_MAX];   /* RCOLL_TRANSPORT: auto|ucx|verbs */

@@ -124,9 +124,15 @@ rcoll_status_t rcoll_config_entry_set(rcoll_config_t *cfg, const rcoll_config_en
         *(int *)field = (int)l;
         break;
     case RCOLL_CONFIG_UINT:
+        /* "auto" where the entry offers it: resolved later (RCOLL_CONFIG_UINT_AUTO) */
+        if (e->choices != NULL && enum_has(e->choices, "auto") && strcmp(value, "auto") == 0) {
+            *(unsigned *)field = RCOLL_CONFIG_UINT_AUTO;
+            break;
+        }
         l = strtol(value, &end, 10);
         if (errno || end == value || *end || l < 0 || l > 2147483647L) {
-            snprintf(err, errlen, "expected a non-negative integer");
+            snprintf(err, errlen, "expected a non-negative integer%s",
+                     e->choices != NULL && enum_has(e->choices, "auto") ? " or auto" : "");
             return RCOLL_ERR_INVALID_ARG;
         }
         if (!in_range(e, (double)l, err, errlen)) {
@@ -216,7 +222,10 @@ void rcoll_config_format(const rcoll_config_t *cfg, const rcoll_config_entry_t *
     const void *field = (const char *)cfg + e->offset;
     switch (e->type) {
     case RCOLL_CONFIG_INT:      snprintf(buf, len, "%d", *(const int *)field); break;
-    case RCOLL_CONFIG_UINT:     snprintf(buf, len, "%u", *(const unsigned *)field); break;
+    case RCOLL_CONFIG_UINT:
+        if (*(const unsigned *)field == RCOLL_CONFIG_UINT_AUTO) snprintf(buf, len, "auto");
+        else snprintf(buf, len, "%u", *(const unsigned *)field);
+        break;
     case RCOLL_CONFIG_SIZE:     snprintf(buf, len, "%zu", *(const size_t *)field); break;
     case RCOLL_CONFIG_DOUBLE:   snprintf(buf, len, "%g", *(const double *)field); break;
     case RCOLL_CONFIG_BOOL:     snprintf(buf, len, "%d", *(const int *)field); break;

@@ -52,6 +52,7 @@ RCOLL_API rcoll_status_t rcoll_config_set(rcoll_context_t *ctx, const char *name
     }
     ctx->config = next;
     ctx->config.gen++;      /* the selector's cached choices may no longer hold */
+    rcoll__spin_resolve(ctx);
     if (e->type == RCOLL_CONFIG_LOGLEVEL) {
         ctx->log.level = ctx->config.log_level;
         rcoll_log_enter(&ctx->log);

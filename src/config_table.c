@@ -33,9 +33,11 @@ static const rcoll_config_entry_t core_table[] = {
       "neither side grows past it (docs/protocols.md)",
       RCOLL_CONFIG_SIZE, F(unexpected_max), NULL, 0, .min = 0, .max = 1099511627776.0,
       .match = RCOLL_CONFIG_MATCH_VALUE },
-    { "SPIN_COUNT", "1000", "Idle progress polls before a waiting rank yields the CPU "
-      "(sched_yield); lower it when ranks outnumber cores",
-      RCOLL_CONFIG_UINT, F(spin_count), NULL, 1, .min = 0, .max = 1e9 },
+    { "SPIN_COUNT", "auto", "Idle progress polls before a waiting rank yields the CPU "
+      "(sched_yield). auto: 1000, or 0 when this node's ranks outnumber its online CPUs "
+      "(oversubscribed: a spinning rank would hold the core the rank it waits for needs); "
+      "rcoll_info and RCOLL_LOG_LEVEL=info show the value chosen",
+      RCOLL_CONFIG_UINT, F(spin_count), "auto", 1, .min = 0, .max = 1e9 },
     { "TRANSPORT", "auto", "Network transport: auto (UCX where it can reach the peer, raw verbs "
       "for iWARP devices or without UCX), ucx, verbs, or loop (in-memory: only ranks that are "
       "contexts in one process, for tests)",

@@ -372,6 +372,7 @@ static rcoll_context_t *context_new(const char *const *config, rcoll_status_t *s
     }
     ctx->log.level = ctx->config.log_level;
     rcoll_log_enter(&ctx->log);
+    rcoll__spin_resolve(ctx);      /* again once the node's ranks are known */
     return ctx;
 }
 
@@ -417,6 +418,7 @@ static rcoll_status_t context_start(rcoll_context_t *ctx, const char *fn)
         rcoll_error("%s failed: %s", fn, rcoll_strerror(st));
         return st;
     }
+    rcoll__spin_resolve(ctx);
     rcoll_info("initialised (%s bootstrap): rank %d of %d, %d on this node (%s), %d node(s), "
                "eager limit %zu", ctx->boot_ops->name, ctx->rank, ctx->size, ctx->local_size,
                ctx->node_name, ctx->nnodes, ctx->eager_limit);

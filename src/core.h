@@ -118,6 +118,7 @@ struct rcoll_context {
     int                   ncomms;
     uint32_t              comm_serial;         /* communicator ids allotted here (comm.c) */
     unsigned              idle_polls;
+    unsigned              spin_limit;          /* RCOLL_SPIN_COUNT resolved (spin.c) */
     unsigned              polls;               /* progress calls, for polling transports less */
     int                   p2p_pending;         /* point-to-point ops posted and not done */
     rcoll_list_t          free_tasks;          /* released tasks kept for reuse */
@@ -165,6 +166,8 @@ static inline const rcoll_p2p_op_t *rcoll_task_ops_const(const rcoll_task_t *tas
 /* ---- core internals ---- */
 int    rcoll_context_progress(rcoll_context_t *ctx);      /* events handled */
 void   rcoll_context_backoff(rcoll_context_t *ctx, int events);
+/* RCOLL_SPIN_COUNT ("auto" from the node's ranks and CPUs) into ctx->spin_limit. */
+void   rcoll__spin_resolve(rcoll_context_t *ctx);
 rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args, rcoll_task_t **out);
 rcoll_status_t rcoll_task_wait(rcoll_task_t *task);
 int    rcoll_task_progress(rcoll_task_t *task);           /* 1 if it finished now */

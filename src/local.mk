@@ -9,6 +9,7 @@ librcoll_core_la_SOURCES = \
     src/config.c \
     src/config_table.c \
     src/config_api.c \
+    src/spin.c \
     src/context.c \
     src/addr_blob.c \
     src/bootstrap_pmix.c \

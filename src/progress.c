@@ -1,7 +1,7 @@
 /*
  * progress.c - the progress engine: poll the transports, then advance every
  * collective in flight.  Waiting callers back off: spin RCOLL_SPIN_COUNT idle
- * polls, then sched_yield() on every idle poll, so oversubscribed ranks (8 on
+ * polls (resolved in spin.c), then sched_yield() on every idle poll, so oversubscribed ranks (8 on
  * 2 cores) give their core to the rank that has work.
  */
 #include <sched.h>
@@ -41,7 +41,7 @@ void rcoll_context_backoff(rcoll_context_t *ctx, int events)
 {
     if (events > 0) {
         ctx->idle_polls = 0;
-    } else if (ctx->idle_polls >= ctx->config.spin_count) {
+    } else if (ctx->idle_polls >= ctx->spin_limit) {
         sched_yield();
     } else {
         ctx->idle_polls++;

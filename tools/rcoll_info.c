@@ -7,9 +7,10 @@
  *   rcoll_info --markdown   the settings as the README's markdown table
  *   rcoll_info --model      the model's figures (default vs the tune file's) and the
  *                           selector's choice per size and rank count
- *   rcoll_info --model --nodes N --ppn P [--net NAME] [--coll C]
+ *   rcoll_info --model --nodes N --ppn P [--net NAME] [--coll C] [--bytes LIST]
  *                           for N x P ranks: each algorithm's predicted time, the
- *                           choice and the lower bound (--net list: the profiles)
+ *                           choice and the lower bound (--net list: the profiles;
+ *                           --bytes: at those sizes instead of 8 B .. 1 GiB x8)
  *   rcoll_info --devices    RDMA devices and ports: kind, state, MTU, speed, GID
  */
 #include <stdio.h>
@@ -155,7 +156,7 @@ static int print_model(const rcoll_config_t *cfg, int ppn)
 /* One layout (--nodes): every algorithm's time, the choice, the bound; the
  * tune file's figures apply, then the --net profile's, not its rules. */
 static int print_scale(const rcoll_config_t *cfg, int nodes, int ppn, const char *net,
-                       rcoll_coll_type_t only)
+                       rcoll_coll_type_t only, const size_t *sizes, int nsizes)
 {
     rcoll_model_t m;
     rcoll_tune_t tune, *t;
@@ -176,16 +177,32 @@ static int print_scale(const rcoll_config_t *cfg, int nodes, int ppn, const char
     } else {
         snprintf(label, sizeof(label), "the model's own figures (%s)", source);
     }
-    rcoll_selector_print_scale(stdout, &m, nodes, ppn, label, only);
+    rcoll_selector_print_scale_sizes(stdout, &m, nodes, ppn, label, only, sizes, nsizes);
     if (t != NULL)
         rcoll_tune_free(t);
     return 0;
 }
 
-/* --model [--ppn P] [--nodes N] [--net NAME|list] [--coll C] */
+/* "B1,B2,...": sizes in bytes (1 .. 1 GiB), at most max; their count, or -1. */
+static int parse_sizes(const char *v, size_t *sizes, int max)
+{
+    int n = 0;
+    for (const char *p = v; *p != '\0'; n++) {
+        char *end = NULL;
+        unsigned long long b = strtoull(p, &end, 10);
+        if (end == p || b < 1 || b > (1ULL << 30) || n == max || (*end != ',' && *end != '\0'))
+            return -1;
+        sizes[n] = (size_t)b;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return n > 0 ? n : -1;
+}
+
+/* --model [--ppn P] [--nodes N] [--net NAME|list] [--coll C] [--bytes LIST] */
 static int model_main(const rcoll_config_t *cfg, int argc, char **argv)
 {
-    int ppn = 0, nodes = 0;
+    int ppn = 0, nodes = 0, nsizes = 0;
+    size_t sizes[32];
     const char *net = NULL;
     rcoll_coll_type_t only = RCOLL_COLL_LAST;
 
@@ -203,6 +220,8 @@ static int model_main(const rcoll_config_t *cfg, int argc, char **argv)
             nodes = (int)n;
         } else if (strcmp(argv[i], "--net") == 0) {
             net = v;
+        } else if (strcmp(argv[i], "--bytes") == 0 && (nsizes = parse_sizes(v, sizes, 32)) > 0) {
+            continue;
         } else if (strcmp(argv[i], "--coll") == 0 && rcoll_coll_find(v) != RCOLL_COLL_LAST) {
             only = rcoll_coll_find(v);
         } else {
@@ -215,8 +234,8 @@ static int model_main(const rcoll_config_t *cfg, int argc, char **argv)
         return 0;
     }
     if (nodes == 0) {
-        if (net != NULL || only != RCOLL_COLL_LAST) {
-            fprintf(stderr, "rcoll_info: --net and --coll need --nodes N\n");
+        if (net != NULL || only != RCOLL_COLL_LAST || nsizes > 0) {
+            fprintf(stderr, "rcoll_info: --net, --coll and --bytes need --nodes N\n");
             return 2;
         }
         return print_model(cfg, ppn > 0 ? ppn : 16);
@@ -227,13 +246,13 @@ static int model_main(const rcoll_config_t *cfg, int argc, char **argv)
         fprintf(stderr, "rcoll_info: --nodes x --ppn: at most %ld ranks\n", 1L << 24);
         return 2;
     }
-    return print_scale(cfg, nodes, ppn, net, only);
+    return print_scale(cfg, nodes, ppn, net, only, sizes, nsizes);
 }
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: rcoll_info [--config | --markdown | --model [--ppn N] | --devices | --help]\n"
-            "       rcoll_info --model --nodes N [--ppn P] [--net NAME] [--coll C]\n"
+            "       rcoll_info --model --nodes N [--ppn P] [--net NAME] [--coll C] [--bytes B1,B2,...]\n"
             "       rcoll_info --model --net list\n");
 }
 

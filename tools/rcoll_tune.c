@@ -1,7 +1,7 @@
 /*
  * rcoll_tune - measure this machine and write a tune file (docs/tuning.md).
  *
- *   rcollrun -n 2 rcoll_tune -o FILE [--quick] [--reps N]
+ *   rcollrun -n 2 rcoll_tune -o FILE [--quick] [--reps N] [--model-only]
  *
  * Run under any launcher with 2 or more ranks.  It measures the cost
  * model's figures (rcoll_tune_model.c), then for every collective, every
@@ -11,7 +11,9 @@
  * fastest per size as rules (the previous size's winner kept unless beaten
  * by more than 10%; adjacent sizes with one winner merged into a range;
  * ranks= the job's size) and the figures as `model KEY VALUE` lines,
- * then reads the file back with the library's parser.
+ * then reads the file back with the library's parser.  --model-only: the
+ * figures and no rules (seconds, not a minute: what a check that prices
+ * with the model needs, e.g. test/integration/model_check.sh).
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,10 +38,11 @@ typedef struct {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: rcoll_tune -o FILE [--quick] [--reps N] [-v]\n"
+    fprintf(out, "usage: rcoll_tune -o FILE [--quick] [--reps N] [--model-only] [-v]\n"
             "  run under a launcher with 2 or more ranks, e.g. rcollrun -n 2 rcoll_tune -o tune\n"
             "  --quick   fewer sizes and repetitions (under a minute on 2 ranks)\n"
-            "  --reps N  timed repetitions per point (median kept; default 9, --quick 5)\n");
+            "  --reps N  timed repetitions per point (median kept; default 9, --quick 5)\n"
+            "  --model-only  the model's figures only, no rules (seconds)\n");
 }
 
 /* 8 B .. 16 MiB: every 4x (--quick: every 8x), and 16 MiB itself. */
@@ -206,7 +209,8 @@ static int write_file(const char *path, const tune_run_t *r, const double *model
                     rcoll_tune_key_unit(k));
     }
     for (int c = 0; c < RCOLL_COLL_LAST; c++)
-        write_rules(f, r, (rcoll_coll_type_t)c, &res[c]);
+        if (res[c].nsizes > 0)          /* none measured: --model-only */
+            write_rules(f, r, (rcoll_coll_type_t)c, &res[c]);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         perror(path);
         return -1;
@@ -236,6 +240,7 @@ int main(int argc, char **argv)
 {
     tune_run_t r;
     const char *out = NULL;
+    int model_only = 0;
     static coll_result_t res[RCOLL_COLL_LAST];
     double model[RCOLL_TUNE_NKEYS];
     /* an installed tune file must not steer the measuring itself */
@@ -249,6 +254,8 @@ int main(int argc, char **argv)
             out = argv[++i];
         } else if (strcmp(argv[i], "--quick") == 0) {
             r.quick = 1;
+        } else if (strcmp(argv[i], "--model-only") == 0) {
+            model_only = 1;
         } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
             r.reps = atoi(argv[++i]);
             if (r.reps < 1 || r.reps > 64) {
@@ -308,7 +315,7 @@ int main(int argc, char **argv)
                 r.quick ? "quick" : "full");
     if ((st = tune_measure_model(&r, model)) != RCOLL_OK)
         goto fail;
-    for (int c = 0; c < RCOLL_COLL_LAST; c++) {
+    for (int c = 0; c < RCOLL_COLL_LAST && !model_only; c++) {
         if (r.rank == 0)
             fprintf(stderr, "rcoll_tune: %s\n", rcoll_coll_name((rcoll_coll_type_t)c));
         if ((st = measure_coll(&r, (rcoll_coll_type_t)c, &res[c])) != RCOLL_OK)

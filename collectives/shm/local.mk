@@ -1,5 +1,5 @@
 # shm/: intra-node shared-memory algorithms (allreduce, bcast, barrier, reduce,
-# allgather "shm")
+# allgather, reduce_scatter "shm")
 # over one segment per communicator; see docs/shm.md.
 librcoll_coll_la_SOURCES += \
     collectives/shm/shm.h \
@@ -10,5 +10,6 @@ librcoll_coll_la_SOURCES += \
     collectives/shm/shm_allreduce.c \
     collectives/shm/shm_reduce.c \
     collectives/shm/shm_allgather.c \
+    collectives/shm/shm_reduce_scatter.c \
     collectives/shm/shm_bcast.c \
     collectives/shm/shm_barrier.c

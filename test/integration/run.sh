@@ -73,7 +73,12 @@
 #               allreduce, bcast, reduce, allgather and barrier, so they run on
 #               every communicator those programs make, some spanning some
 #               nodes, some on one node; then comm_check with node_leader for
-#               allreduce and reduce); default all
+#               allreduce and reduce), model (model_check.sh, once, rcollrun
+#               with --nodes only: the cost model under the tcp path's
+#               measured alpha_inter/beta_inter against allreduce measured at
+#               2x2 and 4x2, and node-aware vs the best flat algorithm at
+#               1 MiB, ~40 s; docs/scaling.md "Model against measurement");
+#               default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
 #   --dead-bound  dead_check's bound in seconds (default 5; the soft-RDMA
@@ -107,7 +112,7 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node nodealg timeout mismatch late wedge where shmleft dead flood faults oob auth shrink tune scale"
+only="coll comm group nb node nodealg timeout mismatch late wedge where shmleft dead flood faults oob auth shrink tune scale model"
 coll_args=()
 limit_override=""
 dead_bound=5
@@ -590,6 +595,12 @@ fi
 if wants scale && [ "$launcher" = rcollrun ] && [ -z "$nodes" ] &&
         [ -z "${RCOLL_TRANSPORT:-}" ] && [ -z "${UCX_TLS:-}" ]; then
     run_one "scale_check.sh" 0 120 "$here/scale_check.sh"
+fi
+
+# the cost model against measurement: its own launches under --nodes 2x2 and
+# 4x2 (namespaces, root), once, in a run that emulates nodes
+if wants model && [ "$launcher" = rcollrun ] && [ -n "$nodes" ] && [ "$(id -u)" = 0 ]; then
+    run_one "model_check.sh" 0 120 "$here/model_check.sh"
 fi
 
 # threads with their own contexts in one process: no launcher, run once

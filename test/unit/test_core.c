@@ -9,6 +9,8 @@
 #include "config.h"
 #include "wire.h"
 #include "transport.h"
+#include "core.h"
+#include <unistd.h>
 
 static size_t make_msg(uint8_t *buf, const rcoll_wire_hdr_t *h, const void *body, size_t len)
 {
@@ -142,6 +144,40 @@ static void test_config_defaults_env_overrides(void **state)
     unsetenv("RCOLL_TIMEOUT");
 }
 
+/* RCOLL_SPIN_COUNT=auto spins unless the node's ranks outnumber its CPUs;
+ * a number is kept as given, also when oversubscribed. */
+static void test_spin_count_auto(void **state)
+{
+    (void)state;
+    rcoll_config_t cfg;
+    unsetenv("RCOLL_SPIN_COUNT");
+    assert_int_equal(rcoll_config_load(NULL, &cfg), RCOLL_OK);
+    assert_int_equal(cfg.spin_count, RCOLL_CONFIG_UINT_AUTO);
+    char buf[32];
+    rcoll_config_format(&cfg, rcoll_config_find("SPIN_COUNT"), buf, sizeof(buf));
+    assert_string_equal(buf, "auto");
+
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    assert_true(cpus > 0);
+    rcoll_context_t *ctx = calloc(1, sizeof(*ctx));
+    assert_non_null(ctx);
+    ctx->config = cfg;
+    ctx->local_size = (int)cpus;
+    rcoll__spin_resolve(ctx);
+    assert_int_equal(ctx->spin_limit, 1000);
+    ctx->local_size = (int)cpus + 1;
+    rcoll__spin_resolve(ctx);
+    assert_int_equal(ctx->spin_limit, 0);
+
+    const char *const fixed[] = { "SPIN_COUNT=77", NULL };
+    assert_int_equal(rcoll_config_load(fixed, &ctx->config), RCOLL_OK);
+    rcoll__spin_resolve(ctx);
+    assert_int_equal(ctx->spin_limit, 77);
+    const char *const bad[] = { "SPIN_COUNT=autox", NULL };
+    assert_int_equal(rcoll_config_load(bad, &cfg), RCOLL_ERR_INVALID_ARG);
+    free(ctx);
+}
+
 static void test_config_errors(void **state)
 {
     rcoll_config_t cfg;
@@ -237,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_parse_size),
         cmocka_unit_test(test_config_defaults_env_overrides),
         cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_spin_count_auto),
         cmocka_unit_test(test_config_table_consistent),
         cmocka_unit_test(test_config_ranges),
         cmocka_unit_test(test_timeout_int),

@@ -161,6 +161,33 @@ static void test_largest_layout(void **state)
     free(buf);
 }
 
+/* --bytes: one row per size given, in that order, and nothing else (the
+ * rows model_check.sh parses: the selected algorithm's time) */
+static void test_given_sizes(void **state)
+{
+    rcoll_model_t m = *rcoll_selector_model();
+    const size_t sizes[] = { 1048576, 3000 };
+    char *buf = NULL;
+    size_t len = 0;
+    (void)state;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    rcoll_selector_print_scale_sizes(f, &m, 2, 2, "x", RCOLL_COLL_ALLREDUCE, sizes, 2);
+    fclose(f);
+    char *one = strstr(buf, "\n       1M ");
+    assert_non_null(one);
+    assert_non_null(strstr(one + 1, "\n    3000B "));
+    assert_null(strstr(buf, "\n       8B "));
+    assert_null(strstr(buf, "\nbcast, 2 nodes"));
+    const rcoll_alg_t *sel = rcoll_select_by_cost(RCOLL_COLL_ALLREDUCE, &m, 1048576, 4, 2);
+    assert_non_null(sel);
+    char *eol = strchr(one + 1, '\n');
+    assert_non_null(eol);
+    *eol = '\0';
+    assert_non_null(strstr(one, sel->name));
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -168,6 +195,7 @@ int main(void)
         cmocka_unit_test(test_bound_below_predictions),
         cmocka_unit_test(test_bound_formula),
         cmocka_unit_test(test_largest_layout),
+        cmocka_unit_test(test_given_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

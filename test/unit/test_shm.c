@@ -30,6 +30,7 @@ extern const rcoll_alg_t rcoll_bcast_shm;
 extern const rcoll_alg_t rcoll_barrier_shm;
 extern const rcoll_alg_t rcoll_reduce_shm;
 extern const rcoll_alg_t rcoll_allgather_shm;
+extern const rcoll_alg_t rcoll_reduce_scatter_shm;
 
 #define PMAX  7
 #define NOPS  48
@@ -100,7 +101,9 @@ static void start_op(frank_t *f, const script_op_t *o, int r)
         t->args.sendbuf = f->recv + (size_t)r * o->count * 4;
     }
     char *in = o->type == RCOLL_COLL_BCAST ? f->recv : (char *)t->args.sendbuf;
-    for (size_t i = 0; i < o->count; i++) {
+    /* reduce_scatter: p blocks of input */
+    size_t nin = o->count * (o->type == RCOLL_COLL_REDUCE_SCATTER ? (size_t)f->comm.size : 1);
+    for (size_t i = 0; i < nin; i++) {
         if (o->dtype == RCOLL_INT32) {
             int32_t v = ival(r, i, f->cur);
             memcpy(in + i * es, &v, es);
@@ -111,7 +114,8 @@ static void start_op(frank_t *f, const script_op_t *o, int r)
     }
     if (o->type == RCOLL_COLL_BCAST && r != o->root) {
         memset(f->recv, 0xee, o->count * es);
-    } else if ((o->type == RCOLL_COLL_ALLREDUCE || o->type == RCOLL_COLL_REDUCE) && !o->in_place) {
+    } else if ((o->type == RCOLL_COLL_ALLREDUCE || o->type == RCOLL_COLL_REDUCE ||
+                o->type == RCOLL_COLL_REDUCE_SCATTER) && !o->in_place) {
         memset(f->recv, 0xee, o->count * es);
     } else if (o->type == RCOLL_COLL_ALLGATHER) {
         for (int q = 0; q < f->comm.size; q++) {
@@ -129,6 +133,7 @@ static const rcoll_alg_t *alg_of(const script_op_t *o)
     case RCOLL_COLL_BCAST:     return &rcoll_bcast_shm;
     case RCOLL_COLL_REDUCE:    return &rcoll_reduce_shm;
     case RCOLL_COLL_ALLGATHER: return &rcoll_allgather_shm;
+    case RCOLL_COLL_REDUCE_SCATTER: return &rcoll_reduce_scatter_shm;
     default:                   return &rcoll_barrier_shm;
     }
 }
@@ -171,6 +176,19 @@ static void check_op(frank_t *f, const script_op_t *o, int r, int p)
                 }
             }
         }
+    } else if (o->type == RCOLL_COLL_REDUCE_SCATTER) {
+        for (size_t i = 0; i < o->count; i++) {
+            uint32_t want = 0;
+            int32_t v;
+            for (int q = 0; q < p; q++) {
+                want += (uint32_t)ival(q, (size_t)r * o->count + i, f->cur);
+            }
+            memcpy(&v, f->recv + 4 * i, 4);
+            if ((uint32_t)v != want) {
+                fail_msg("rank %d op %d reduce_scatter count %zu in_place %d: element %zu is %d, "
+                         "expected %d", r, f->cur, o->count, o->in_place, i, v, (int32_t)want);
+            }
+        }
     } else if ((o->type == RCOLL_COLL_ALLREDUCE || (o->type == RCOLL_COLL_REDUCE && r == o->root))
                && o->dtype == RCOLL_INT32) {
         for (size_t i = 0; i < o->count; i++) {
@@ -195,7 +213,7 @@ static void make_script(script_op_t *s, int p, size_t chunk_elems, size_t small_
         memset(o, 0, sizeof(*o));
         o->type = (rcoll_coll_type_t[]){ RCOLL_COLL_ALLREDUCE, RCOLL_COLL_BCAST,
                                          RCOLL_COLL_BARRIER, RCOLL_COLL_REDUCE,
-                                         RCOLL_COLL_ALLGATHER }[rnd(5)];
+                                         RCOLL_COLL_ALLGATHER, RCOLL_COLL_REDUCE_SCATTER }[rnd(6)];
         o->dtype = rnd(4) == 0 ? RCOLL_FLOAT32 : RCOLL_INT32;
         switch (rnd(4)) {
         case 0:  o->count = 1 + rnd(3); break;
@@ -258,7 +276,7 @@ static void run_world(int p, uint64_t seed, int bias)
     }
     for (int r = 0; r < p; r++) {
         fr[r].task = alloc_aligned(64, sizeof(rcoll_task_t));
-        fr[r].send = malloc(4 * maxcount + 8);
+        fr[r].send = malloc(4 * maxcount * (size_t)p + 8);    /* reduce_scatter: p blocks */
         fr[r].recv = malloc(4 * maxcount * (size_t)p + 8);    /* allgather: p blocks */
         assert_true(fr[r].task && fr[r].send && fr[r].recv);
         start_op(&fr[r], &script[0], r);
