@@ -15,3 +15,4 @@ tools_rcoll_tune_CPPFLAGS = $(RCOLL_INTERNAL_CPPFLAGS)
 tools_rcoll_tune_LDFLAGS = -static
 tools_rcoll_tune_LDADD = librcoll.la $(UCX_LIBS) $(PMIX_LIBS) $(HWLOC_LIBS) $(IBVERBS_LIBS) $(RDMACM_LIBS) -lm -lrt
 include tools/rcollrun/local.mk
+include tools/rcoll_sim/local.mk

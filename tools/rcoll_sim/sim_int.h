@@ -1,0 +1,95 @@
+/*
+ * sim_int.h - the simulation's state, shared by the event loop (sim_net.c)
+ * and the core's side of the collectives' contract (sim_core.c).
+ */
+#ifndef RCOLL_SIM_INT_H
+#define RCOLL_SIM_INT_H
+
+#include "sim.h"
+
+/* What the collectives' code may cast a context to: the settings first
+ * (rcoll_ctx_config is a cast), then the simulation. */
+struct rcoll_context {
+    rcoll_config_t cfg;
+    void          *coll_slot;
+    struct sim    *sim;
+};
+
+enum { SIM_RUN = 0, SIM_REQUEUE, SIM_BLOCKED, SIM_DONE };
+
+typedef struct sim_rank {
+    double   clock;       /* s: this rank's time */
+    double   tdone;       /* latest completion among ops since the last successful test */
+    double   port;        /* its send port is free from */
+    int      pending;     /* ops posted, not yet matched */
+    int      state;
+} sim_rank_t;
+
+/* A message end waiting for the other: a send (eager: already delivered
+ * at t; rendezvous: posted at t) or a receive (posted at t). */
+typedef struct sim_msg {
+    int      src, dst;
+    uint32_t tag;
+    int      kind;        /* SIM_MSG_EAGER, SIM_MSG_RNDV, SIM_MSG_RECV */
+    size_t   len;
+    double   t;
+    long     seq;         /* a send's posting order */
+    int      next;        /* chain in the bucket or the free list; -1 ends */
+} sim_msg_t;
+
+/* A rendezvous transfer whose two ends are posted: it takes the sender's
+ * port and the links at t (the later end's posting + rndv_extra), in time
+ * order and, at equal times, in the order the sends were posted. */
+typedef struct sim_grant {
+    double   t;
+    long     seq;
+    int      src, dst;
+    size_t   len;
+} sim_grant_t;
+
+enum { SIM_MSG_EAGER = 1, SIM_MSG_RNDV, SIM_MSG_RECV };
+
+typedef struct sim {
+    struct rcoll_context      ctx;
+    rcoll_comm_t              comm;      /* one for all: rank set before each progress() */
+    const rcoll_sim_params_t *sp;
+    rcoll_sim_result_t       *res;
+    rcoll_task_t             *tasks;
+    sim_rank_t               *ranks;
+    double                   *link_out, *link_in;  /* per node: free from */
+    int                       cur;       /* the rank in progress() */
+    /* the messages waiting for their other end: chained hash */
+    int                      *bucket;
+    size_t                    nbucket;   /* a power of two */
+    sim_msg_t                *msgs;
+    int                       nmsgs, msgs_cap, free_msg;
+    size_t                    inflight;
+    /* the ready ranks: a binary min-heap on (clock, rank) */
+    int                      *heap;
+    int                       nheap;
+    /* the rendezvous transfers to start: a binary min-heap on (t, seq) */
+    sim_grant_t              *grants;
+    int                       ngrants, grants_cap;
+    long                      send_seq;
+    /* one buffer of each kind for all ranks, and the scratch handed out
+     * (kept until the end: earlier pointers stay valid) */
+    void                     *sendbuf, *recvbuf;
+    void                    **scratch;
+    size_t                   *scratch_size;
+    int                       nscratch;
+    int                       failed;
+} sim_t;
+
+static inline sim_t *sim_of_task(const rcoll_task_t *task)
+{
+    return task->ctx->sim;
+}
+
+/* sim_net.c: a send or receive posted by rank task->comm->rank now. */
+rcoll_status_t sim_post(sim_t *s, int peer, uint32_t tag, size_t len, int is_send);
+/* The rank running now, for the calls that carry no task (reductions):
+ * set by the event loop around each progress() call. */
+sim_t *sim_current(void);
+void sim_fail(sim_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
