@@ -1,0 +1,149 @@
+#!/bin/bash
+# The soft-RDMA stage's two-guest part; runs on n1 of `test/softrdma/run --nodes 2`
+# (Slurm up on n1 and n2; rxe0 on 10.1.0.x, siw0 on 10.2.0.x), in the repository root.
+#
+# A reduced integration matrix across two kernels: per group (verbs over rxe, verbs over
+# siw, UCX over rxe) every launch is `srun --mpi=pmix -N 2`, so ranks on n1 and n2 meet
+# only over that group's RDMA device (their node-local peers over rcoll's shm):
+#   rping     rdma_cm between the guests (server on n2 through srun -w n2), the device's
+#             own sanity check (not for ucx-rxe: same device as rxe)
+#   nodes     node_check at 4 ranks (2+2), RCOLL_LOG_LEVEL=info: every rank's rcoll must
+#             log "2 node(s)" and node_check must find the ranks on 2 nodes
+#   nodealg   coll_check --quick at 4 ranks, allreduce/bcast/reduce/allgather/barrier
+#             with the node-aware algorithms (node_aware, node_leader) and the selector's
+#             choice (rxe can cost ~25 ms per message between the guests)
+#   uneven    the same at 3 ranks (2+1: a node with one rank), node_aware only
+#   comm      comm_check at 4 ranks with node_aware forced for every collective
+#             (sub-communicators spanning one node and both), verbs rxe only
+# The whole part has a budget (RCOLL_SOFTRDMA_TWOGUEST_BUDGET, default 300 s, boot not
+# included): a test that would start past it fails as "over budget" (never a silent
+# skip). Prints "GROUP: N passed, M failed" per group, the total and the duration;
+# exits non-zero on any failure.
+# usage: twoguest-suite.sh [GROUP...]   (default: rxe siw ucx-rxe)
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 125
+GROUPS_=(rxe siw ucx-rxe)
+if (($#)); then
+    for g in "$@"; do
+        [[ " ${GROUPS_[*]} " == *" $g "* ]] || { echo "twoguest-suite: unknown group '$g' (rxe, siw, ucx-rxe)"; exit 2; }
+    done
+    GROUPS_=("$@")
+fi
+BUDGET=${RCOLL_SOFTRDMA_TWOGUEST_BUDGET:-300}
+T_SUITE=$(date +%s.%N)
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+LOGS=$(mktemp -d /tmp/twoguest-suite.XXXXXX)
+I=test/integration
+declare -A PASS=() FAIL=()
+for g in "${GROUPS_[@]}"; do PASS[$g]=0; FAIL[$g]=0; done
+export RCOLL_TIMEOUT=${RCOLL_TIMEOUT:-60}
+
+# the environment that puts rcoll on the group's device
+group_env() {
+    case $1 in
+        rxe) echo "RCOLL_TRANSPORT=verbs RCOLL_NET_DEVICES=rxe0:1" ;;
+        siw) echo "RCOLL_TRANSPORT=verbs RCOLL_NET_DEVICES=siw0:1" ;;
+        ucx-rxe) echo "RCOLL_TRANSPORT=ucx UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1 UCX_UD_ETH_DGID_CHECK=n" ;;
+    esac
+}
+
+# cell GROUP NAME TIMEOUT VERIFY CMD...: run CMD (with the group's environment) under
+# TIMEOUT; passes iff it exits 0 and VERIFY LOG (a function, or "true") succeeds.
+cell() {
+    local g=$1 n=$2 to=$3 verify=$4 t0 rc log left
+    shift 4
+    log=$LOGS/$g.${n//[^A-Za-z0-9_.-]/_}.log
+    left=$(awk -v a="$T_SUITE" -v b="$(date +%s.%N)" -v B="$BUDGET" 'BEGIN { printf "%d", B - (b - a) }')
+    if [ "$left" -le 0 ]; then
+        FAIL[$g]=$((FAIL[$g] + 1)); echo "FAIL $g: $n (over budget: the part's $BUDGET s are spent)"
+        return
+    fi
+    [ "$to" -le "$left" ] || to=$left
+    t0=$(date +%s.%N)
+    # shellcheck disable=SC2046
+    timeout -k 5 "$to" env $(group_env "$g") "$@" >"$log" 2>&1 </dev/null
+    rc=$?
+    [ $rc != 0 ] || "$verify" "$log" >>"$log" 2>&1 || rc=1
+    if [ $rc = 0 ]; then
+        PASS[$g]=$((PASS[$g] + 1)); echo "PASS $g: $n ($(since "$t0") s)"
+    else
+        FAIL[$g]=$((FAIL[$g] + 1)); echo "FAIL $g: $n (status $rc, $(since "$t0") s); last lines of its output:"
+        tail -n 20 "$log" | sed 's/^/    | /'
+        slurm_settle
+    fi
+}
+
+# After a killed launch its job can hold the nodes for a while, and the next srun
+# would queue behind it: cancel what is left and wait (up to 30 s) for both nodes idle.
+slurm_settle() {
+    local i
+    scancel --full --quiet --user=root 2>/dev/null
+    for ((i = 0; i < 30; i++)); do
+        [ "$(sinfo -h -N -o '%t' 2>/dev/null | grep -c '^idle$')" -ge 2 ] && [ -z "$(squeue -h 2>/dev/null)" ] && return
+        sleep 1
+    done
+    echo "     (Slurm still busy after a failed test: $(squeue -h 2>&1 | head -3 | tr '\n' ' '))"
+}
+
+SRUN=(srun --mpi=pmix --kill-on-bad-exit=1)
+
+# rping_pair ADDR: rping server on n2 (through srun), client here on n1
+rping_pair() {
+    local spid rc i
+    srun -w n2 -N 1 -n 1 rping -s -a "$1" -C 10 -v &
+    spid=$!
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+        sleep 2
+        rping -c -a "$1" -C 10 -v && { wait "$spid"; return; }
+        kill -0 "$spid" 2>/dev/null || break
+    done
+    kill "$spid" 2>/dev/null; wait "$spid"
+    return 1
+}
+export -f rping_pair
+
+two_nodes() {   # node_check's verdict and rcoll's own "2 node(s)" on every rank
+    grep -q '^node_check: 4 ranks on 2 node(s) ok' "$1" || { echo "node_check did not find 4 ranks on 2 nodes"; return 1; }
+    [ "$(grep -c 'initialised .*, 2 node(s),' "$1")" = 4 ] || { echo "not every rank's rcoll logs '2 node(s)'"; return 1; }
+}
+
+COLLS=allreduce,bcast,reduce,allgather,barrier
+run_group() {
+    local g=$1
+    case $g in
+        rxe) cell "$g" rping-across 60 true bash -c 'rping_pair 10.1.0.2' ;;
+        siw) cell "$g" rping-across 60 true bash -c 'rping_pair 10.2.0.2' ;;
+    esac
+    cell "$g" nodes 90 two_nodes env RCOLL_LOG_LEVEL=info "${SRUN[@]}" -N 2 -n 4 $I/node_check
+    # --quick: the algorithms share the (dtype, op) pairs out; counts 0, 1, 7, 1023, the
+    # eager limit +-1 and 65537 elements ("auto" adds the selector's 3 MiB case)
+    cell "$g" "coll_check node-aware 2x2" 150 true "${SRUN[@]}" -N 2 -n 4 $I/coll_check \
+        --quick --coll "$COLLS" --algs node_aware,node_leader,auto
+    cell "$g" "coll_check node_aware 2+1" 90 true "${SRUN[@]}" -N 2 -n 3 $I/coll_check \
+        --quick --coll "$COLLS" --algs node_aware
+    if [ "$g" = rxe ]; then
+        cell "$g" "comm_check node_aware forced 2x2" 150 true env RCOLL_ALLREDUCE_ALGORITHM=node_aware \
+            RCOLL_BCAST_ALGORITHM=node_aware RCOLL_REDUCE_ALGORITHM=node_aware \
+            RCOLL_ALLGATHER_ALGORITHM=node_aware RCOLL_BARRIER_ALGORITHM=node_aware \
+            "${SRUN[@]}" -N 2 -n 4 $I/comm_check
+    fi
+}
+
+echo "twoguest-suite: on $(hostname), kernel $(uname -r), devices '${RCOLL_SOFTRDMA_DEVICES:-}', budget $BUDGET s"
+sinfo -N -h -o '  slurm node %N: %t' 2>&1
+for g in "${GROUPS_[@]}"; do
+    tg=$(date +%s.%N)
+    run_group "$g"
+    echo "     $g done in $(since "$tg") s"
+done
+
+echo "==== two-guest summary ($(since "$T_SUITE") s of a $BUDGET s budget)"
+tp=0 tf=0 bad=0
+for g in "${GROUPS_[@]}"; do
+    echo "2g-$g: ${PASS[$g]} passed, ${FAIL[$g]} failed"
+    tp=$((tp + PASS[$g])); tf=$((tf + FAIL[$g]))
+    [ "${FAIL[$g]}" = 0 ] && [ "${PASS[$g]}" -gt 0 ] || bad=1
+done
+echo "total: $tp passed, $tf failed"
+rm -rf "$LOGS"
+exit $bad
