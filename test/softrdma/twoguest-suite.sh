@@ -6,15 +6,17 @@
 # siw, UCX over rxe) every launch is `srun --mpi=pmix -N 2`, so ranks on n1 and n2 meet
 # only over that group's RDMA device (their node-local peers over rcoll's shm):
 #   rping     rdma_cm between the guests (server on n2 through srun -w n2), the device's
-#             own sanity check (not for ucx-rxe: same device as rxe)
-#   nodes     node_check at 4 ranks (2+2), RCOLL_LOG_LEVEL=info: every rank's rcoll must
-#             log "2 node(s)" and node_check must find the ranks on 2 nodes
+#             own sanity check (rxe, siw; ucx-rxe uses rxe's device)
+#   node_check at 4 ranks (2+2), rxe only: node_check finds the ranks on 2 nodes
 #   nodealg   coll_check --quick at 4 ranks, allreduce/bcast/reduce/allgather/barrier
 #             with the node-aware algorithms (node_aware, node_leader) and the selector's
-#             choice (rxe can cost ~25 ms per message between the guests)
+#             choice (not on ucx-rxe); rxe can cost ~25 ms per message between guests
 #   uneven    the same at 3 ranks (2+1: a node with one rank), node_aware only
 #   comm      comm_check at 4 ranks with node_aware forced for every collective
 #             (sub-communicators spanning one node and both), verbs rxe only
+# Every coll_check runs at RCOLL_LOG_LEVEL=info: each rank's rcoll must log "2 node(s)",
+# and the group's device on n1 must have carried traffic (rxe0's sent packets, or the
+# siw link's NIC bytes).
 # The whole part, counted from the guest's boot (its uptime), has a budget
 # (RCOLL_SOFTRDMA_TWOGUEST_BUDGET, default 360 s); the tests get what boot and Slurm
 # left of it less 15 s for the power-off: each test's limit is cut to what remains,
@@ -106,31 +108,76 @@ rping_pair() {
 }
 export -f rping_pair
 
-two_nodes() {   # node_check's verdict and rcoll's own "2 node(s)" on every rank
+two_nodes() {   # node_check's verdict (SLURMD_NODENAME) and rcoll's own "2 node(s)" on every rank
     grep -q '^node_check: 4 ranks on 2 node(s) ok' "$1" || { echo "node_check did not find 4 ranks on 2 nodes"; return 1; }
-    [ "$(grep -c 'initialised .*, 2 node(s),' "$1")" = 4 ] || { echo "not every rank's rcoll logs '2 node(s)'"; return 1; }
+    rcoll_two_nodes "$1"
+}
+rcoll_two_nodes() {   # every rank's rcoll logged "N node(s)" with N = 2 (RCOLL_LOG_LEVEL=info)
+    local n want
+    want=$(grep -c 'initialised (' "$1")
+    n=$(grep -c 'initialised .*, 2 node(s),' "$1")
+    [ "$want" -ge 3 ] && [ "$n" = "$want" ] || { echo "rcoll logs '2 node(s)' on $n of $want ranks"; return 1; }
+    echo "rcoll logs '2 node(s)' on all $n ranks"
+}
+
+# dev_count GROUP: a counter of the group's device traffic on this node: rxe0's sent
+# RDMA packets (rxe, ucx-rxe), or the bytes sent on the siw link's NIC (siw runs over
+# TCP; nothing else uses 10.2.0.x)
+dev_count() {
+    local ifc
+    case $1 in
+        siw) ifc=$(ip -o -4 addr show to 10.2.0.0/24 | awk '{ print $2; exit }')
+             cat "/sys/class/net/$ifc/statistics/tx_bytes" 2>/dev/null || echo 0 ;;
+        *) cat /sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts 2>/dev/null || echo 0 ;;
+    esac
+}
+# across LOG: every rank's rcoll saw 2 nodes, and the group's device carried traffic
+# since DEV_BEFORE (so the ranks of the two nodes did meet over it)
+across() {
+    local now
+    rcoll_two_nodes "$1" || return 1
+    now=$(dev_count "$CUR_GROUP")
+    echo "device counter ($CUR_GROUP on n1): $DEV_BEFORE before, $now after"
+    [ "$now" -gt "$DEV_BEFORE" ] || { echo "no traffic on the $CUR_GROUP device"; return 1; }
+}
+
+# node-aware coll_check GROUP NAME TIMEOUT -n N ARGS...: coll_check --quick across the two
+# nodes (RCOLL_LOG_LEVEL=info, checked by `across`); --quick: the algorithms share the
+# (dtype, op) pairs out; counts 0, 1, 7, 1023, the eager limit +-1 and 65537 elements
+# ("auto" adds the selector's 3 MiB case)
+nodecoll() {
+    local g=$1 n=$2 to=$3
+    shift 3
+    CUR_GROUP=$g DEV_BEFORE=$(dev_count "$g")
+    cell "$g" "$n" "$to" across env RCOLL_LOG_LEVEL=info "${SRUN[@]}" -N 2 "$@"
 }
 
 COLLS=allreduce,bcast,reduce,allgather,barrier
 run_group() {
     local g=$1
     case $g in
-        rxe) cell "$g" rping-across 60 true bash -c 'rping_pair 10.1.0.2' ;;
-        siw) cell "$g" rping-across 60 true bash -c 'rping_pair 10.2.0.2' ;;
+        rxe)
+            cell "$g" rping-across 60 true bash -c 'rping_pair 10.1.0.2'
+            cell "$g" "node_check 2x2" 90 two_nodes env RCOLL_LOG_LEVEL=info "${SRUN[@]}" -N 2 -n 4 $I/node_check
+            nodecoll "$g" "coll_check node-aware 2x2" 150 -n 4 $I/coll_check --quick --coll "$COLLS" \
+                --algs node_aware,node_leader,auto
+            nodecoll "$g" "coll_check node_aware 2+1" 90 -n 3 $I/coll_check --quick --coll "$COLLS" --algs node_aware
+            cell "$g" "comm_check node_aware forced 2x2" 150 true env RCOLL_ALLREDUCE_ALGORITHM=node_aware \
+                RCOLL_BCAST_ALGORITHM=node_aware RCOLL_REDUCE_ALGORITHM=node_aware \
+                RCOLL_ALLGATHER_ALGORITHM=node_aware RCOLL_BARRIER_ALGORITHM=node_aware \
+                "${SRUN[@]}" -N 2 -n 4 $I/comm_check ;;
+        siw)
+            cell "$g" rping-across 60 true bash -c 'rping_pair 10.2.0.2'
+            nodecoll "$g" "coll_check node-aware 2x2" 150 -n 4 $I/coll_check --quick --coll "$COLLS" \
+                --algs node_aware,node_leader,auto
+            nodecoll "$g" "coll_check node_aware 2+1" 90 -n 3 $I/coll_check --quick --coll "$COLLS" --algs node_aware ;;
+        ucx-rxe)
+            # UCX over rxe is the slowest (a launch costs ~40 s here): no selector case
+            nodecoll "$g" "coll_check node-aware 2x2" 150 -n 4 $I/coll_check --quick --coll "$COLLS" \
+                --algs node_aware,node_leader
+            nodecoll "$g" "coll_check node_aware 2+1" 90 -n 3 $I/coll_check --quick --coll allreduce,bcast \
+                --algs node_aware ;;
     esac
-    cell "$g" nodes 90 two_nodes env RCOLL_LOG_LEVEL=info "${SRUN[@]}" -N 2 -n 4 $I/node_check
-    # --quick: the algorithms share the (dtype, op) pairs out; counts 0, 1, 7, 1023, the
-    # eager limit +-1 and 65537 elements ("auto" adds the selector's 3 MiB case)
-    cell "$g" "coll_check node-aware 2x2" 150 true "${SRUN[@]}" -N 2 -n 4 $I/coll_check \
-        --quick --coll "$COLLS" --algs node_aware,node_leader,auto
-    cell "$g" "coll_check node_aware 2+1" 90 true "${SRUN[@]}" -N 2 -n 3 $I/coll_check \
-        --quick --coll "$COLLS" --algs node_aware
-    if [ "$g" = rxe ]; then
-        cell "$g" "comm_check node_aware forced 2x2" 150 true env RCOLL_ALLREDUCE_ALGORITHM=node_aware \
-            RCOLL_BCAST_ALGORITHM=node_aware RCOLL_REDUCE_ALGORITHM=node_aware \
-            RCOLL_ALLGATHER_ALGORITHM=node_aware RCOLL_BARRIER_ALGORITHM=node_aware \
-            "${SRUN[@]}" -N 2 -n 4 $I/comm_check
-    fi
 }
 
 echo "twoguest-suite: on $(hostname), kernel $(uname -r), devices '${RCOLL_SOFTRDMA_DEVICES:-}', up ${UP%.*} s; tests' budget $BUDGET s of the part's $WHOLE s"
