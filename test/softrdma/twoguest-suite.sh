@@ -5,7 +5,7 @@
 # A reduced integration matrix across two kernels: per group (verbs over rxe, verbs over
 # siw, UCX over rxe) every launch is `srun --mpi=pmix -N 2`, so ranks on n1 and n2 meet
 # only over that group's RDMA device (their node-local peers over rcoll's shm):
-#   rping     rdma_cm between the guests (server on n2 through srun -w n2), the device's
+#   rping     rdma_cm between the guests (one srun: client on n1, server on n2), the device's
 #             own sanity check (rxe, siw; ucx-rxe uses rxe's device)
 #   node_check at 4 ranks (2+2), rxe only: node_check finds the ranks on 2 nodes
 #   nodealg   coll_check --quick at 4 ranks, allreduce/bcast/reduce/allgather/barrier
@@ -93,18 +93,21 @@ slurm_settle() {
 
 SRUN=(srun --mpi=pmix --kill-on-bad-exit=1)
 
-# rping_pair ADDR: rping server on n2 (through srun), client here on n1
+# rping_pair ADDR: rping between the guests in ONE job step (task 0 on n1 the client,
+# task 1 on n2 the server), so the server cannot be left waiting for an allocation
+# while the client gives up; the client retries (every 2 s, 10 times) until the server
+# listens.  Both tasks' output is in the log.
 rping_pair() {
-    local spid rc i
-    srun -w n2 -N 1 -n 1 rping -s -a "$1" -C 10 -v &
-    spid=$!
-    for i in 1 2 3 4 5 6 7 8 9 10; do
-        sleep 2
-        rping -c -a "$1" -C 10 -v && { wait "$spid"; return; }
-        kill -0 "$spid" 2>/dev/null || break
-    done
-    kill "$spid" 2>/dev/null; wait "$spid"
-    return 1
+    srun --kill-on-bad-exit=1 -N 2 -n 2 --ntasks-per-node=1 bash -c '
+        if [ "$SLURM_PROCID" = 1 ]; then
+            exec timeout 45 rping -s -a "$1" -C 10 -v
+        fi
+        for i in 1 2 3 4 5 6 7 8 9 10; do
+            sleep 2
+            rping -c -a "$1" -C 10 -v && exit 0
+            echo "rping client: attempt $i failed"
+        done
+        exit 1' rping_pair "$1"
 }
 export -f rping_pair
 
