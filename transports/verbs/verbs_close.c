@@ -1,8 +1,8 @@
 /*
  * verbs_close.c - a graceful end, before close() destroys anything.
  *
- * 1. Drain: progress until every connected peer's queued sends and puts are
- *    posted and every posted work request has completed, so nothing we sent
+ * 1. Drain: progress until every connected (or connecting) peer's queued
+ *    sends and puts are posted and every posted work request has completed, so nothing we sent
  *    is lost when the QP goes away.
  * 2. rdma_cm: send each peer a BYE, then rdma_disconnect and wait for the
  *    DISCONNECTED events.  Destroying a connected iWARP id is an abrupt close
@@ -18,6 +18,9 @@
 
 static int ep_quiet(const rcoll_tl_t *tl, const rcoll_verbs_ep_t *ep)
 {
+    if (ep->state == RCOLL_VERBS_EP_CONNECTING) {   /* what was sent while it connects */
+        return rcoll_list_empty(&ep->pending) && ep->puts_unposted == 0;
+    }
     return ep->state != RCOLL_VERBS_EP_CONNECTED || ep->peer == tl->rank ||
            (rcoll_list_empty(&ep->pending) && ep->puts_unposted == 0 &&
             ep->sq_avail == tl->sq_depth && !ep->credit_inflight);

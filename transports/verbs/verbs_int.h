@@ -49,7 +49,8 @@ typedef struct rcoll_verbs_port {
 typedef enum { RCOLL_VERBS_CM_OOB = 1, RCOLL_VERBS_CM_RDMACM = 2 } rcoll_verbs_cm_t;
 
 typedef enum {
-    RCOLL_VERBS_EP_IDLE = 0,      /* connect() not called (or nothing heard) yet */
+    RCOLL_VERBS_EP_IDLE = 0,      /* no connection: none needed yet (rdma_cm connects
+                                     on first use, verbs_cm.c) or connect() not called */
     RCOLL_VERBS_EP_CONNECTING,    /* rdma_cm in progress */
     RCOLL_VERBS_EP_CONNECTED,
     RCOLL_VERBS_EP_FAILED
@@ -141,6 +142,8 @@ typedef struct rcoll_verbs_ep {
     int                    have_addr;           /* connect() gave us its blob */
     int                    qp_ready;            /* rdma_cm: ESTABLISHED */
     int                    active;              /* rdma_cm: we connect, the peer accepts */
+    const char            *cm_step;             /* rdma_cm: what the set-up waits for */
+    const char            *cm_last_error;       /* rdma_cm: how the last attempt ended */
     int                    bye;                 /* the peer said it is closing */
     int                    heard;               /* a message arrived from the peer */
     int                    disconnected;        /* rdma_cm: DISCONNECTED seen, CQ not yet drained */
@@ -190,6 +193,8 @@ struct rcoll_tl {
     double                 next_cm_check;
     int                    cm_waiting;          /* eps still connecting */
     rcoll_auth_limiter_t   cm_rejects;          /* log of refused requests */
+    unsigned               nqps;                /* QPs created so far (tests, the close log) */
+    unsigned               nconnected;          /* peers connected so far */
     /* registrations of put sources */
     rcoll_verbs_rcache_t   rcache;
     int                    pagemap_fd;
@@ -230,7 +235,9 @@ rcoll_status_t rcoll__verbs_addr_connect(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep,
 /* verbs_cm.c */
 rcoll_status_t rcoll__verbs_cm_open(rcoll_tl_t *tl);
 void           rcoll__verbs_cm_close(rcoll_tl_t *tl);
-rcoll_status_t rcoll__verbs_cm_start(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
+/* rdma_cm connects on first use: a send or put to a peer without a
+ * connection calls cm_want, which starts one unless one is being made. */
+void           rcoll__verbs_cm_want(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
 int            rcoll__verbs_cm_progress(rcoll_tl_t *tl);
 void           rcoll__verbs_cm_maybe_connected(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
 

@@ -108,6 +108,7 @@ rcoll_status_t rcoll__verbs_qp_create(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, stru
     }
     ep->cm_id = id;
     ep->gen++;
+    tl->nqps++;
     ep->sq_avail = tl->sq_depth;
     ep->recvs_posted = 0;
     return id == NULL ? to_init(tl, ep) : RCOLL_OK;

@@ -203,6 +203,7 @@ void rcoll__verbs_probe_peer(rcoll_tl_t *tl, int peer)
 void rcoll__verbs_ep_connected(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
 {
     ep->state = RCOLL_VERBS_EP_CONNECTED;
+    tl->nconnected++;
     rcoll_debug("verbs: peer %d connected on %s:%d (window %u, inline %u)", ep->peer,
                 tl->port.dev, tl->port.port, ep->credit.depth, tl->max_inline);
     rcoll__verbs_ep_busy(tl, ep);           /* progress sends what was queued */
@@ -291,6 +292,7 @@ rcoll_status_t rcoll__verbs_send(rcoll_tl_t *tl, int peer, const void *hdr, size
     } else {
         rcoll_list_add_tail(&ep->pending, &m->link);
         rcoll__verbs_ep_busy(tl, ep);
+        rcoll__verbs_cm_want(tl, ep);       /* no connection yet: make one (verbs_cm.c) */
     }
     return RCOLL_OK;
 }

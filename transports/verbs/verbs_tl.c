@@ -2,9 +2,10 @@
  * verbs_tl.c - the raw verbs backend's instance and its ops table.
  *
  * open() picks the port (verbs_device.c), chooses how connections are made
- * (RCOLL_VERBS_CM: auto = rdma_cm on iWARP, manual RTR/RTS elsewhere),
- * creates the PD, one CQ, the registered buffers and, for manual set-up,
- * one RC QP per peer at once so the published address can carry every QPN.
+ * (RCOLL_VERBS_CM: auto = rdmacm = rdma_cm on first use, verbs_cm.c; oob =
+ * manual RTR/RTS), creates the PD, one CQ, the registered buffers and, for
+ * oob only, one RC QP per peer at once so the published address can carry
+ * every QPN.
  * Memory: each peer gets `depth` receive buffers of buf_size bytes (no SRQ),
  * so the footprint grows with the job size; depth shrinks as it grows.
  *
@@ -65,7 +66,7 @@ static rcoll_status_t choose_cm(rcoll_tl_t *tl)
         }
         tl->cm = RCOLL_VERBS_CM_OOB;
     } else if (want[0] == '\0' || strcmp(want, "auto") == 0) {
-        tl->cm = iwarp ? RCOLL_VERBS_CM_RDMACM : RCOLL_VERBS_CM_OOB;
+        tl->cm = RCOLL_VERBS_CM_RDMACM;     /* a fixed-size blob, connections on first use */
     } else {
         rcoll_error("verbs: RCOLL_VERBS_CM=%s: expected auto, rdmacm or oob", want);
         return RCOLL_ERR_INVALID_ARG;
@@ -123,8 +124,9 @@ static rcoll_status_t alloc_buffers(rcoll_tl_t *tl)
     if (tl->buf_mr == NULL || tl->credit_mr == NULL || tl->sbufs == NULL || tl->slot_mrs == NULL) {
         return RCOLL_ERR_NO_MEMORY;
     }
-    /* Peer p may write its own slot and nothing else (docs/security.md). */
-    for (int p = 0; p < tl->size; p++) {
+    /* Peer p may write its own slot and nothing else (docs/security.md).
+     * rdma_cm: each made when p is first connected (verbs_cm.c). */
+    for (int p = 0; p < tl->size && tl->cm == RCOLL_VERBS_CM_OOB; p++) {
         tl->slot_mrs[p] = rcoll__verbs_reg(tl, &tl->credit_slots[p], sizeof(tl->credit_slots[p]),
                                            IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
                                            "a peer's credit slot");
@@ -258,6 +260,8 @@ static void verbs_close(rcoll_tl_t *tl)
     }
     if (tl->cq != NULL && tl->blob != NULL) {
         rcoll__verbs_drain(tl);         /* verbs_close.c: nothing sent is lost */
+        rcoll_debug("verbs: closing %s: %u of %d peers were connected, %u QPs created", tl->port.dev,
+                    tl->nconnected, tl->size - 1, tl->nqps);
     }
     for (int p = 0; p < tl->size; p++) {
         rcoll_verbs_ep_t *ep = &tl->eps[p];
