@@ -9,7 +9,8 @@
  *  2. idle: after every rank connect()ed to every other, no QP exists;
  *  3. ring: each rank sends a burst to its right neighbour before any
  *     connection exists; every burst arrives whole and in order, and each
- *     rank then has exactly its two neighbours connected (and 2 QPs);
+ *     rank then has exactly its two neighbours connected (2 QPs, 2 peers'
+ *     receive buffers);
  *  4. both at once: ranks 0 and 2 (not neighbours) send to each other
  *     before either progresses: one connection results, both ways work;
  *  5. put first: a put to a peer never sent to before connects and lands;
@@ -129,6 +130,16 @@ static int connected(const rank_t *r)
     return n;
 }
 
+/* Peers whose receive buffers exist at a rank. */
+static int with_buffers(const rank_t *r)
+{
+    int n = 0;
+    for (int p = 0; p < r->tl->size; p++) {
+        n += r->tl->eps[p].rmem != NULL;
+    }
+    return n;
+}
+
 static int ring_done(rank_t *rs)
 {
     for (int i = 0; i < NR; i++) {
@@ -202,11 +213,11 @@ static int ring_and_pair(rank_t *rs)
     for (int i = 0; i < NR; i++) {
         int left = (i + NR - 1) % NR, c = connected(&rs[i]);
         if (rs[i].got[left] != BURST || rs[i].disorder || c != 2 || rs[i].tl->nqps != 2 ||
-            rs[i].tl->nconnected != 2) {
+            rs[i].tl->nconnected != 2 || with_buffers(&rs[i]) != 2) {
             bad++;
             snprintf(d + strlen(d), sizeof(d) - strlen(d), "[rank %d: %d/%d from %d, %d out of "
-                     "order, %d connected, %u QPs] ", i, rs[i].got[left], BURST, left,
-                     rs[i].disorder, c, rs[i].tl->nqps);
+                     "order, %d connected, %u QPs, %d peers' receive buffers] ", i, rs[i].got[left],
+                     BURST, left, rs[i].disorder, c, rs[i].tl->nqps, with_buffers(&rs[i]));
         }
     }
     check(bad == 0, "a ring burst sent before any connection arrives in order; only neighbours connect", d);

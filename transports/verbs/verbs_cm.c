@@ -315,11 +315,11 @@ static int setup_qp(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, struct rdma_cm_id *id)
  * A connection request; the ep to use, or NULL to reject.  Nothing of the
  * ep is touched before the request has proven to come from that rank of
  * this job (a forged or replayed one must not tear down the QP of a
- * connection being made).  *quiet: a genuine request that loses to our own
- * attempt (both connected at once, ours from the lower rank wins): no
- * warning.
+ * connection being made).  A genuine request that loses to our own attempt
+ * (both connect at once: the lower rank's wins), or comes after that
+ * attempt is made, is refused without a warning: it is no attack.
  */
-static rcoll_verbs_ep_t *request_ep(rcoll_tl_t *tl, struct rdma_cm_event *ev, int *quiet)
+static rcoll_verbs_ep_t *request_ep(rcoll_tl_t *tl, struct rdma_cm_event *ev)
 {
     const uint8_t *priv = ev->param.conn.private_data;
     size_t len = priv != NULL ? ev->param.conn.private_data_len : 0;
@@ -328,7 +328,6 @@ static rcoll_verbs_ep_t *request_ep(rcoll_tl_t *tl, struct rdma_cm_event *ev, in
     int peer = len >= 8 ? (int)rcoll__verbs_get_u32(priv + 4) : -1;
     char where[80];
 
-    *quiet = 0;
     if (len >= 8 && (peer < 0 || peer >= tl->size || peer == tl->rank)) {
         why = "no such peer";
     } else if (cm_check(tl, priv, len, CM_MAGIC, peer, &nonce, &why)) {
@@ -339,12 +338,14 @@ static rcoll_verbs_ep_t *request_ep(rcoll_tl_t *tl, struct rdma_cm_event *ev, in
             }
         }
         if (why == NULL && (ep->state == RCOLL_VERBS_EP_CONNECTED || ep->state == RCOLL_VERBS_EP_FAILED)) {
-            why = "a second connection from that rank";
+            /* genuine: its attempt crossed ours, which won and is made (or the peer failed) */
+            rcoll_debug("verbs: peer %d: refusing a late connection request (we are %s)", peer,
+                        ep->state == RCOLL_VERBS_EP_CONNECTED ? "connected" : "done with it");
+            return NULL;
         }
         if (why == NULL && ep->state == RCOLL_VERBS_EP_CONNECTING && ep->active && peer > tl->rank) {
             rcoll_debug("verbs: peer %d connects to us while we connect to it: ours (the lower "
                         "rank's) wins, refusing its request", peer);
-            *quiet = 1;
             return NULL;
         }
         if (why == NULL) {
@@ -395,8 +396,7 @@ static void attempt_failed(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, const char *wha
 /* Handle one event; returns an id to destroy once the event is acknowledged. */
 static struct rdma_cm_id *handle(rcoll_tl_t *tl, struct rdma_cm_event *ev)
 {
-    int quiet = 0;
-    rcoll_verbs_ep_t *ep = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ? request_ep(tl, ev, &quiet)
+    rcoll_verbs_ep_t *ep = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ? request_ep(tl, ev)
                                                                       : ev->id->context;
     struct rdma_cm_id *doomed = NULL;
 

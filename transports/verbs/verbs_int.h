@@ -2,9 +2,9 @@
  * verbs_int.h - the raw verbs backend's objects, shared by its files.
  *
  * One instance (rcoll_tl) owns every verbs resource: one protection domain,
- * one completion queue, one RC queue pair per peer, a pool of registered
- * send buffers and each peer's receive buffers (no SRQ: iWARP devices often
- * lack it).  Files: verbs_device.c (discovery, classification, GID),
+ * one completion queue, one RC queue pair per connected peer (rdma_cm:
+ * made on first use), a pool of registered send buffers and each connected
+ * peer's receive buffers (no SRQ yet).  Files: verbs_device.c (discovery, classification, GID),
  * verbs_tl.c (open/close/ops), verbs_addr.c (address blob), verbs_qp.c
  * (QPs, manual INIT->RTR->RTS), verbs_cm.c (rdma_cm), verbs_send.c (eager
  * with credits), verbs_put.c (RDMA WRITE), verbs_mr.c (registrations and
@@ -123,6 +123,9 @@ typedef struct rcoll_verbs_ep {
     rcoll_verbs_buf_t     *rbufs;               /* depth receive buffers for this peer,
                                                    new descriptors for each QP (old ones
                                                    may still have flush completions) */
+    char                  *rmem;                /* their memory: made with the peer's first
+                                                   QP (verbs_qp.c), kept until close */
+    struct ibv_mr         *rmr;
     int                    recvs_posted;
     rcoll_list_t           pending;             /* queued sends, oldest first */
     rcoll_list_t           puts;                /* puts not yet completed */
@@ -167,7 +170,7 @@ struct rcoll_tl {
     int                    sq_depth;
     uint32_t               max_inline;
     size_t                 buf_size;            /* bytes per bounce/receive buffer */
-    char                  *bufmem;              /* all buffers, one registration */
+    char                  *bufmem;              /* the send buffers, one registration */
     struct ibv_mr         *buf_mr;
     rcoll_verbs_buf_t     *sbufs, *sfree;
     void                 **graveyard;           /* receive descriptors of replaced QPs */

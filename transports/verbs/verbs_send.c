@@ -183,14 +183,19 @@ void rcoll__verbs_credit_return(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
  * IBV_WC_RETRY_EXC_ERR once the retries run out (QP_TIMEOUT, QP_RETRY in
  * verbs_qp.c), or flushes once rdma_cm saw the connection go: either way
  * wc_error() -> peer_error.  Nothing while a credit WRITE is in flight
- * (its completion tells the same), the send queue is full, or no
- * connection exists. */
+ * (its completion tells the same), the send queue is full, or a
+ * connection is being made.  A peer never talked to gets a connection
+ * (rdma_cm on first use): a dead one then fails it by its deadline. */
 void rcoll__verbs_probe_peer(rcoll_tl_t *tl, int peer)
 {
     if (peer < 0 || peer >= tl->size || peer == tl->rank) {
         return;
     }
     rcoll_verbs_ep_t *ep = &tl->eps[peer];
+    if (ep->state == RCOLL_VERBS_EP_IDLE && !tl->closing) {
+        rcoll__verbs_cm_want(tl, ep);
+        return;
+    }
     if (ep->state != RCOLL_VERBS_EP_CONNECTED || ep->qp == NULL || ep->credit_inflight ||
         ep->sq_avail == 0 || tl->closing) {
         return;

@@ -101,7 +101,7 @@ static void size_queues(rcoll_tl_t *tl, const struct ibv_device_attr *da)
 
 static rcoll_status_t alloc_buffers(rcoll_tl_t *tl)
 {
-    size_t nbufs = (size_t)tl->size * (size_t)tl->depth + (size_t)tl->nsbufs;
+    size_t nbufs = (size_t)tl->nsbufs;     /* receive buffers: per peer, with its QP (verbs_qp.c) */
     long page = sysconf(_SC_PAGESIZE);
     void *mem = NULL;
 
@@ -137,7 +137,7 @@ static rcoll_status_t alloc_buffers(rcoll_tl_t *tl)
     for (int i = 0; i < tl->nsbufs; i++) {
         rcoll_verbs_buf_t *b = &tl->sbufs[i];
         b->wr.kind = RCOLL_VERBS_WR_SEND;
-        b->data = tl->bufmem + ((size_t)tl->size * (size_t)tl->depth + (size_t)i) * tl->buf_size;
+        b->data = tl->bufmem + (size_t)i * tl->buf_size;
         b->next = tl->sfree;
         tl->sfree = b;
     }
@@ -273,6 +273,10 @@ static void verbs_close(rcoll_tl_t *tl)
             rcoll_list_add_tail(&tl->done_puts, pos);
         }
         free(ep->rbufs);
+        if (ep->rmr != NULL) {
+            ibv_dereg_mr(ep->rmr);
+        }
+        free(ep->rmem);
     }
     rcoll_list_t *pos, *tmp;
     rcoll_list_for_each_safe(pos, tmp, &tl->done_puts) {   /* dropped: the core closes idle */
