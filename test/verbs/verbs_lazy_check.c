@@ -15,8 +15,9 @@
  *     before either progresses: one connection results, both ways work;
  *  5. put first: a put to a peer never sent to before connects and lands;
  *  6. nobody there: with RCOLL_TIMEOUT 3, a send to a rank whose instance
- *     is closed is reported through peer_error within the deadline, naming
- *     the peer and the set-up step.
+ *     is closed is reported through peer_error within the connection
+ *     deadline (10 s: a short RCOLL_TIMEOUT is raised to it, verbs_tl.c),
+ *     naming the peer and the set-up step.
  * Prints one line per check and "verbs_lazy_check: N passed, M failed".
  */
 #include <stdio.h>
@@ -208,7 +209,9 @@ static int ring_and_pair(rank_t *rs)
             return -1;
         }
     }
+    double t0 = rcoll__verbs_now();
     progress_all(rs, 60, ring_done);
+    printf("     ring: connected and delivered in %.3f s\n", rcoll__verbs_now() - t0);
     d[0] = '\0';
     for (int i = 0; i < NR; i++) {
         int left = (i + NR - 1) % NR, c = connected(&rs[i]);
@@ -281,7 +284,7 @@ static void put_first(rank_t *rs)
 }
 
 /* Rank 0 of 2 sends to rank 1, whose instance is closed: peer_error names
- * it within the deadline (RCOLL_TIMEOUT 3 s). */
+ * it at the connection deadline (RCOLL_TIMEOUT 3 s, raised to 10 s). */
 static void nobody_there(void)
 {
     rank_t rs[NR];
@@ -307,12 +310,12 @@ static void nobody_there(void)
         return;
     }
     double t0 = rcoll__verbs_now();
-    while (rs[0].errors[1] == 0 && rcoll__verbs_now() < t0 + 20) {
+    while (rs[0].errors[1] == 0 && rcoll__verbs_now() < t0 + 30) {
         ops->progress(rs[0].tl);
     }
     double took = rcoll__verbs_now() - t0;
     snprintf(d, sizeof(d), "after %.1f s: %d peer_error upcalls: %s", took, rs[0].errors[1], rs[0].why);
-    check(rs[0].errors[1] == 1 && took < 10 && strstr(rs[0].why, "the set-up was") != NULL,
+    check(rs[0].errors[1] == 1 && took >= 9 && took < 20 && strstr(rs[0].why, "the set-up was") != NULL,
           "a peer that never answers is reported with the step, within the deadline", d);
     ops->close(rs[0].tl);
 }

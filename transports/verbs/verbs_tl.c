@@ -24,6 +24,7 @@
 #include "verbs_int.h"
 
 #define MAX_INLINE_WANTED 256
+#define CONN_MIN_S        10.0
 
 /* Once per process (pthread_once: contexts of several threads may open
  * verbs at the same time). */
@@ -206,7 +207,13 @@ static rcoll_status_t verbs_open(const rcoll_tl_params_t *params, rcoll_tl_t **o
     tl->size = params->size;
     tl->pagemap_fd = -1;
     tl->psn = ((uint32_t)getpid() * 2654435761u ^ (uint32_t)tl->rank) & 0xffffff;
-    tl->conn_timeout = tl->config.timeout > 0 ? tl->config.timeout : 300.0;
+    /* A connection is made on first use, when the peer may be busy elsewhere
+     * (not yet in the collective: it accepts from its own progress) for a
+     * while; a failed set-up fails the peer for good, so it gets at least
+     * CONN_MIN_S even under a short RCOLL_TIMEOUT (the collective's own
+     * deadline still ends the wait on it sooner). */
+    tl->conn_timeout = tl->config.timeout <= 0 ? 300.0 :
+                       tl->config.timeout < CONN_MIN_S ? CONN_MIN_S : tl->config.timeout;
     rcoll_list_init(&tl->self_msgs);
     rcoll_list_init(&tl->done_puts);
     for (int p = 0; p < tl->size; p++) {
