@@ -180,7 +180,8 @@ project_tests() {
     fi
     if [ -x test/verbs/verbs_lazy_check ]; then
         # Issue 11 item 5: a fixed-size verbs address, connections on first use
-        # (simultaneous connects, a put first, an unreachable peer); ~10 s per device.
+        # (simultaneous connects, a put first, an unreachable peer: 10 s of it); ~20 s
+        # per device.
         check rxe verbs_lazy_check 180 env RCOLL_NET_DEVICES=rxe0:1 test/verbs/verbs_lazy_check
         check siw verbs_lazy_check 180 env RCOLL_NET_DEVICES=siw0:1 test/verbs/verbs_lazy_check
     fi
