@@ -53,6 +53,7 @@
 /* Diagnostic steps (task->wait_step) of the shm algorithms. */
 #define RCOLL__SHM_STEP_SLOT    1u   /* waiting for a peer to finish reading my slot */
 #define RCOLL__SHM_STEP_ARRIVE  2u   /* waiting for a peer's contribution */
+#define RCOLL__SHM_STEP_CMA     3u   /* waiting for a peer to finish reading my buffer */
 #define RCOLL__SHM_STEP_CHUNK   16u  /* + chunk index: a pipeline stage */
 
 typedef struct {
@@ -60,8 +61,18 @@ typedef struct {
     char             pad[RCOLL__SHM_LINE - sizeof(uint64_t)];
 } rcoll__shm_flag_t;
 
+/* Single-copy reads (shm_cma.c): who this rank is, for process_vm_readv,
+ * written once at set-up: its pid and where it mapped the segment. */
+typedef struct {
+    int64_t  pid;
+    uint64_t base;
+    char     pad[RCOLL__SHM_LINE - 2 * sizeof(uint64_t)];
+} rcoll__shm_ident_t;
+
 typedef struct {
     rcoll__shm_flag_t done, in_ready, res_ready, out_done;
+    rcoll__shm_flag_t cma_read;   /* last k whose single-copy reads are over here */
+    rcoll__shm_ident_t ident;
 } rcoll__shm_ctl_t;
 
 typedef enum {
@@ -104,7 +115,25 @@ typedef struct rcoll__shm {
     rcoll_status_t why_status;
     /* last values read of each rank's flags (they only grow) */
     uint64_t *fin, *in_ready, *res_ready, *out_done;
+    /* Single-copy reads (shm_cma.c): bcast and allgather of at least
+     * cma_min bytes per rank read the peers' buffers with process_vm_readv
+     * (SIZE_MAX: never; agreed at set-up); pid: each rank's, copied out of
+     * the segment at set-up. */
+    size_t    cma_min;
+    int64_t  *pid;
 } rcoll__shm_t;
+
+/* ---- single-copy reads (shm_cma.c) ---- */
+
+/* Set-up: this rank's ident line (pid, mapping), before it reports in. */
+void rcoll__shm_cma_ident(rcoll__shm_t *sh);
+/* Set-up: 1 if this rank's settings allow single-copy reads and it can read
+ * rank r's memory (process_vm_readv of r's ident line through r's
+ * mapping); else 0, with why (logged at debug). */
+int rcoll__shm_cma_probe(rcoll_comm_t *comm, rcoll__shm_t *sh, int r);
+/* Set-up over with a segment: ok is the agreed verdict on single-copy
+ * reads; sets sh->cma_min and copies the pids out of the segment. */
+void rcoll__shm_cma_ready(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok);
 
 /* ---- the segment (shm_segment.c) ---- */
 

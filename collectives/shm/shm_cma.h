@@ -1,0 +1,41 @@
+/*
+ * shm_cma.h - single-copy reads for the shm bcast and allgather: a rank
+ * publishes where its buffer is (the descriptor in its slot of k), the
+ * others read it with process_vm_readv straight into their own buffers,
+ * raise cma_read to k, and the owner returns only once every reader has
+ * (its buffer must stay valid while they read).  See shm_cma.c and
+ * docs/shm.md, "Single copy".
+ */
+#ifndef RCOLL_SHM_CMA_H
+#define RCOLL_SHM_CMA_H
+
+#include "shm.h"
+
+/* 1 if an n-byte bcast block / allgather block goes the single-copy way
+ * (the same answer on every rank: cma_min was agreed at set-up and n comes
+ * from the matched call). */
+static inline int rcoll__shm_cma_use(const rcoll__shm_t *sh, size_t n)
+{
+    return n >= sh->cma_min;
+}
+
+/* Publish this rank's n-byte buffer buf for collective op->k (its slot
+ * word, once every rank is through k - 2).  0 while some rank is not. */
+int rcoll__shm_cma_post(rcoll_task_t *task, rcoll__shm_op_t *op, const void *buf, size_t n);
+
+/* Read rank q's buffer of collective op->k into dst: n bytes (this call's
+ * length, never the descriptor's).  RCOLL_OK once read, RCOLL_INPROGRESS
+ * while q has not published it (task->wait_peer set), or an error naming
+ * q (logged): a different call, a failed read (q died: ESRCH). */
+rcoll_status_t rcoll__shm_cma_pull(rcoll_task_t *task, rcoll__shm_op_t *op, int q, void *dst,
+                                   size_t n);
+
+/* This rank's reads of op->k are over: raise cma_read. */
+void rcoll__shm_cma_read_done(rcoll__shm_t *sh, uint64_t k);
+
+/* 1 once every other rank's reads of op->k are over (cma_read, or done:
+ * it left or abandoned k), from rank *next on; else 0 with
+ * task->wait_peer set, or op->error set if that rank is in another call. */
+int rcoll__shm_cma_readers_gone(rcoll_task_t *task, rcoll__shm_op_t *op, int *next);
+
+#endif
