@@ -11,6 +11,7 @@ librcoll_coll_la_SOURCES += \
     collectives/shm/shm_reduction.c \
     collectives/shm/shm_allreduce.c \
     collectives/shm/shm_reduce.c \
+    collectives/shm/shm_reduce_cma.c \
     collectives/shm/shm_allgather.c \
     collectives/shm/shm_bcast.c \
     collectives/shm/shm_barrier.c

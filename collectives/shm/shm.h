@@ -39,6 +39,7 @@
 #define RCOLL__SHM_CHUNK_MAX (512 * 1024) /* slices shrink to keep a chunk <= this */
 #define RCOLL__SHM_BC_PIECE  (64 * 1024) /* medium bcast pipeline chunk (shm_bcast.c) */
 #define RCOLL__SHM_NAME_MAX  64
+#define RCOLL__SHM_CMA_PIECE (64 * 1024) /* a single-copy reduce's piece (shm_reduce_cma.c) */
 /* The memory bound (docs/shm.md, "Memory"): the slots of all ranks together
  * take at most RCOLL__SHM_SLOT_BUDGET beyond 2 ranks (slots shrink with the
  * rank count, down to RCOLL__SHM_SLOT_MIN), the pipeline input buffers of all
@@ -119,8 +120,9 @@ typedef struct rcoll__shm {
      * cma_min bytes per rank read the peers' buffers with process_vm_readv
      * (SIZE_MAX: never; agreed at set-up); pid: each rank's, copied out of
      * the segment at set-up. */
-    size_t    cma_min;
+    size_t    cma_min, cma_red_min;   /* the same for a reduce's vector */
     int64_t  *pid;
+    char     *cma_scratch;            /* a reduce root's: 2 pieces (shm_reduce_cma.c) */
 } rcoll__shm_t;
 
 /* ---- single-copy reads (shm_cma.c) ---- */

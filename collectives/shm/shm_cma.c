@@ -24,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -33,6 +34,8 @@
 /* RCOLL_SHM_CMA=auto: single copy from this many bytes per block (measured,
  * docs/shm.md "Single copy"). */
 #define CMA_AUTO_MIN (16 * 1024)
+/* The same for reduce (measured, docs/shm.md "Single copy"). */
+#define CMA_AUTO_RED_MIN (64 * 1024)
 
 typedef struct {
     uint64_t addr, len;
@@ -83,6 +86,7 @@ void rcoll__shm_cma_ready(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
     const char *mode = rcoll_ctx_config(comm->ctx)->shm_cma;
 
     sh->cma_min = SIZE_MAX;
+    sh->cma_red_min = SIZE_MAX;
     if (!ok) {
         if (cma_wanted(comm) && sh->me == 0) {
             rcoll_log(comm->is_world ? RCOLL_LOG_INFO : RCOLL_LOG_DEBUG,
@@ -96,7 +100,14 @@ void rcoll__shm_cma_ready(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
     for (int r = 0; r < sh->p; r++) {
         sh->pid[r] = rcoll__shm_ctl(sh, r)->ident.pid;
     }
-    sh->cma_min = strcmp(mode, "on") == 0 ? 0 : CMA_AUTO_MIN;
+    int on = strcmp(mode, "on") == 0;
+    sh->cma_min = on ? 0 : CMA_AUTO_MIN;
+    sh->cma_red_min = on ? 0 : CMA_AUTO_RED_MIN;
+    /* the reduce root's pieces (shm_reduce_cma.c); without it, no single-copy reduce */
+    sh->cma_scratch = aligned_alloc(RCOLL__SHM_LINE, 2 * RCOLL__SHM_CMA_PIECE);
+    if (sh->cma_scratch == NULL) {
+        sh->cma_red_min = SIZE_MAX;
+    }
 }
 
 int rcoll__shm_cma_post(rcoll_task_t *task, rcoll__shm_op_t *op, const void *buf, size_t n)
@@ -122,8 +133,8 @@ static rcoll_status_t read_failed(rcoll_task_t *task, rcoll__shm_op_t *op, int q
     return st;
 }
 
-rcoll_status_t rcoll__shm_cma_pull(rcoll_task_t *task, rcoll__shm_op_t *op, int q, void *dst,
-                                   size_t n)
+rcoll_status_t rcoll__shm_cma_pull_part(rcoll_task_t *task, rcoll__shm_op_t *op, int q,
+                                        void *dst, size_t n, size_t from, size_t len)
 {
     cma_desc_t d;
     const char *slot = rcoll__shm_slot_read(task, op, q, sizeof(d));
@@ -132,7 +143,7 @@ rcoll_status_t rcoll__shm_cma_pull(rcoll_task_t *task, rcoll__shm_op_t *op, int 
         return rcoll__shm_not_read(op);
     }
     memcpy(&d, slot, sizeof(d));
-    if (d.len != n) {
+    if (d.len != n || from > n || len > n - from) {
         rcoll_error("rcoll_%s (algorithm shm, communicator 0x%llx, shm operation %llu): comm rank "
                     "%d published %llu bytes, this call has %zu: the ranks called different "
                     "collectives; its data is not used", rcoll_coll_name(task->args.type),
@@ -142,19 +153,30 @@ rcoll_status_t rcoll__shm_cma_pull(rcoll_task_t *task, rcoll__shm_op_t *op, int 
         return op->error;
     }
     size_t off = 0;
-    while (off < n) {
-        struct iovec local = { .iov_base = (char *)dst + off, .iov_len = n - off };
-        struct iovec remote = { .iov_base = (void *)(uintptr_t)(d.addr + off), .iov_len = n - off };
+    while (off < len) {
+        struct iovec local = { .iov_base = (char *)dst + off, .iov_len = len - off };
+        struct iovec remote = { .iov_base = (void *)(uintptr_t)(d.addr + from + off),
+                                .iov_len = len - off };
         ssize_t rc = process_vm_readv((pid_t)op->sh->pid[q], &local, 1, &remote, 1, 0);
         if (rc <= 0) {
             if (rc < 0 && errno == EINTR) {
                 continue;
             }
-            return read_failed(task, op, q, rc < 0 ? errno : 0, off, n);
+            return read_failed(task, op, q, rc < 0 ? errno : 0, from + off, n);
         }
         off += (size_t)rc;
     }
     return RCOLL_OK;
+}
+
+int rcoll__shm_cma_announce(rcoll_task_t *task, rcoll__shm_op_t *op)
+{
+    rcoll__shm_t *sh = op->sh;
+    if (!rcoll__shm_slots_free(task, sh, op->k)) {
+        return 0;
+    }
+    atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, op->k), op->word, memory_order_release);
+    return 1;
 }
 
 void rcoll__shm_cma_read_done(rcoll__shm_t *sh, uint64_t k)
@@ -162,28 +184,31 @@ void rcoll__shm_cma_read_done(rcoll__shm_t *sh, uint64_t k)
     atomic_store_explicit(&rcoll__shm_ctl(sh, sh->me)->cma_read.v, k, memory_order_release);
 }
 
-int rcoll__shm_cma_readers_gone(rcoll_task_t *task, rcoll__shm_op_t *op, int *next)
+int rcoll__shm_cma_reader_gone(rcoll_task_t *task, rcoll__shm_op_t *op, int q)
 {
     rcoll__shm_t *sh = op->sh;
     uint64_t k = op->k;
+    rcoll__shm_ctl_t *ctl = rcoll__shm_ctl(sh, q);
 
-    for (; *next < sh->p; ++*next) {
-        int q = *next;
-        if (q == sh->me) {
-            continue;
+    if (atomic_load_explicit(&ctl->cma_read.v, memory_order_acquire) >= k ||
+        rcoll__shm_flag_ge(&ctl->done, &sh->fin[q], k)) {
+        return 1;
+    }
+    uint64_t w = atomic_load_explicit(rcoll__shm_slot_seq(sh, q, k), memory_order_acquire);
+    if (w != op->word && (w & RCOLL__SHM_K_MASK) == (k & RCOLL__SHM_K_MASK)) {
+        rcoll__shm_slot_mismatch(task, op, q, w);
+    } else {
+        rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CMA);
+    }
+    return 0;
+}
+
+int rcoll__shm_cma_readers_gone(rcoll_task_t *task, rcoll__shm_op_t *op, int *next)
+{
+    for (; *next < op->sh->p; ++*next) {
+        if (*next != op->sh->me && !rcoll__shm_cma_reader_gone(task, op, *next)) {
+            return 0;
         }
-        rcoll__shm_ctl_t *ctl = rcoll__shm_ctl(sh, q);
-        if (atomic_load_explicit(&ctl->cma_read.v, memory_order_acquire) >= k ||
-            rcoll__shm_flag_ge(&ctl->done, &sh->fin[q], k)) {
-            continue;
-        }
-        uint64_t w = atomic_load_explicit(rcoll__shm_slot_seq(sh, q, k), memory_order_acquire);
-        if (w != op->word && (w & RCOLL__SHM_K_MASK) == (k & RCOLL__SHM_K_MASK)) {
-            rcoll__shm_slot_mismatch(task, op, q, w);
-        } else {
-            rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CMA);
-        }
-        return 0;
     }
     return 1;
 }

@@ -99,6 +99,7 @@ void rcoll__shm_free(rcoll_comm_t *comm)
         return;
     }
     rcoll__shm_segment_drop(sh);
+    free(sh->cma_scratch);
     free(sh->fin);
     free(sh);
     rcoll_coll_comm(comm)->shm = NULL;
@@ -124,7 +125,8 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     sh->peer_ok = (uint8_t *)(flags + 4 * (size_t)comm->size);
     sh->pipe_faulted = (uint8_t *)(flags + 5 * (size_t)comm->size);
     sh->pid = (int64_t *)(void *)(flags + 6 * (size_t)comm->size);
-    sh->cma_min = SIZE_MAX;
+    sh->cma_min = SIZE_MAX;          /* no single-copy reads until the set-up agrees */
+    sh->cma_red_min = SIZE_MAX;
     return sh;
 }
 

@@ -212,7 +212,7 @@ static void make_script(script_op_t *s, int p, size_t chunk_elems, size_t small_
 }
 
 /* Run the script on p simulated ranks; bias > 0 lets one rank run ahead. */
-static void run_world(int p, uint64_t seed, int bias)
+static void run_world(int p, uint64_t seed, int bias, int cma)
 {
     frank_t fr[PMAX];
     script_op_t script[NOPS];
@@ -250,6 +250,16 @@ static void run_world(int p, uint64_t seed, int bias)
         sh[r]->base = seg;
         sh[r]->state = RCOLL__SHM_READY;
         rcoll_coll_comm(&fr[r].comm)->shm = sh[r];
+        if (cma) {
+            /* single-copy reads (one process here: every rank's pid is ours)
+             * above the slot size, so both paths interleave */
+            for (int q = 0; q < p; q++) {
+                sh[r]->pid[q] = (int64_t)getpid();
+            }
+            sh[r]->cma_min = sh[r]->cma_red_min = sh[r]->small_max;
+            sh[r]->cma_scratch = alloc_aligned(64, 2 * RCOLL__SHM_CMA_PIECE);
+            assert_non_null(sh[r]->cma_scratch);
+        }
     }
     make_script(script, p, sh[0]->chunk / 4, sh[0]->small_max / 4);
     maxcount = 0;
@@ -321,6 +331,7 @@ static void run_world(int p, uint64_t seed, int bias)
         free(fr[r].task);
         free(fr[r].send);
         free(fr[r].recv);
+        free(sh[r]->cma_scratch);
         free(sh[r]->fin);
         free(sh[r]);
     }
@@ -332,8 +343,21 @@ static void test_interleavings(void **state)
     (void)state;
     for (int p = 2; p <= PMAX; p++) {
         for (uint64_t seed = 1; seed <= 6; seed++) {
-            run_world(p, seed * 7919 + (uint64_t)p, 0);
-            run_world(p, seed * 104729 + (uint64_t)p, 20);   /* rank 0 runs ahead */
+            run_world(p, seed * 7919 + (uint64_t)p, 0, 0);
+            run_world(p, seed * 104729 + (uint64_t)p, 20, 0);   /* rank 0 runs ahead */
+        }
+    }
+}
+
+/* The same with single-copy (CMA) bcast, allgather and reduce above the
+ * slot size (shm_cma.c), mixed with the two-copy path below it. */
+static void test_interleavings_cma(void **state)
+{
+    (void)state;
+    for (int p = 2; p <= PMAX; p++) {
+        for (uint64_t seed = 1; seed <= 6; seed++) {
+            run_world(p, seed * 7919 + (uint64_t)p, 0, 1);
+            run_world(p, seed * 104729 + (uint64_t)p, 20, 1);
         }
     }
 }
@@ -418,7 +442,8 @@ static void test_memory_bound(void **state)
             slice = (48u << 20) / ((size_t)p * (size_t)p * 4);
         }
         slice = slice / 64 * 64 < 64 ? 64 : slice / 64 * 64;
-        size_t stride = (256 + 2 * (64 + slot) + 4 * ((size_t)p + 1) * slice + 4095) / 4096 * 4096;
+        /* 4 flag lines, cma_read, the ident line */
+        size_t stride = (384 + 2 * (64 + slot) + 4 * ((size_t)p + 1) * slice + 4095) / 4096 * 4096;
         assert_int_equal(sh->small_max, slot);
         assert_int_equal(sh->slice, slice);
         assert_int_equal(sh->size, 4096 + (size_t)p * stride);
@@ -676,6 +701,7 @@ int main(void)
         cmocka_unit_test(test_no_segment),
         cmocka_unit_test(test_agree_outcome),
         cmocka_unit_test(test_interleavings),
+        cmocka_unit_test(test_interleavings_cma),
     };
     rcoll_log_set_level(RCOLL_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);
