@@ -10,8 +10,10 @@
  * segment one after the other on each rank.
  *
  * Layout: a header page, then one region per rank:
- *   4 flag lines  done (last k finished), in_ready, res_ready, out_done
- *                 (last pipeline chunk id through each stage)
+ *   5 flag lines  done (last k finished), in_ready, res_ready, out_done
+ *                 (last pipeline chunk id through each stage), cma_read
+ *                 (last k whose single-copy reads are over: shm_cma.c)
+ *   ident line    pid and mapping address, for single-copy reads
  *   2 slots       small collectives, by k parity: a line starting with the
  *                 k whose data follows at byte 8 if it fits the rest of the
  *                 line (tiny payloads share the flag's cache line), else

@@ -190,16 +190,19 @@ int rcoll__shm_cma_reader_gone(rcoll_task_t *task, rcoll__shm_op_t *op, int q)
     uint64_t k = op->k;
     rcoll__shm_ctl_t *ctl = rcoll__shm_ctl(sh, q);
 
+    /* q's slot word of k first: q in another call may have left it (done),
+     * and this call must fail then, not succeed (q cannot rewrite the slot
+     * for k + 2 before this rank is through k) */
+    uint64_t w = atomic_load_explicit(rcoll__shm_slot_seq(sh, q, k), memory_order_acquire);
+    if (w != op->word && (w & RCOLL__SHM_K_MASK) == (k & RCOLL__SHM_K_MASK)) {
+        rcoll__shm_slot_mismatch(task, op, q, w);
+        return 0;
+    }
     if (atomic_load_explicit(&ctl->cma_read.v, memory_order_acquire) >= k ||
         rcoll__shm_flag_ge(&ctl->done, &sh->fin[q], k)) {
         return 1;
     }
-    uint64_t w = atomic_load_explicit(rcoll__shm_slot_seq(sh, q, k), memory_order_acquire);
-    if (w != op->word && (w & RCOLL__SHM_K_MASK) == (k & RCOLL__SHM_K_MASK)) {
-        rcoll__shm_slot_mismatch(task, op, q, w);
-    } else {
-        rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CMA);
-    }
+    rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CMA);
     return 0;
 }
 

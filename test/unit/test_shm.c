@@ -19,10 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include <sys/mman.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include "core.h"
 #include "shm/shm.h"
+#include "shm/shm_cma.h"
 #include "selector.h"
 
 extern const rcoll_alg_t rcoll_allreduce_shm;
@@ -360,6 +362,107 @@ static void test_interleavings_cma(void **state)
             run_world(p, seed * 104729 + (uint64_t)p, 20, 1);
         }
     }
+}
+
+/* Single-copy reads (shm_cma.c): a published buffer is read with this
+ * call's length; a descriptor of another length, an address the owner has
+ * not mapped and an owner that is gone each fail the read with the error
+ * of docs/shm.md ("Single copy"), and nothing is read before the
+ * descriptor is there.  The set-up probe accepts a readable rank and
+ * refuses a gone one. */
+static void test_cma_read_errors(void **state)
+{
+    (void)state;
+    static frank_t f;
+    memset(&f, 0, sizeof(f));
+    f.comm.ctx = &f.ctx;
+    f.comm.id = 7;
+    f.comm.size = 2;
+    f.comm.rank = 1;
+    f.comm.local_size = 2;
+    f.comm.world_ranks = f.world_ranks;
+    f.world_ranks[0] = 0;
+    f.world_ranks[1] = 1;
+    rcoll__shm_t *sh = rcoll__shm_new(&f.comm);
+    assert_non_null(sh);
+    rcoll__shm_layout(sh, 256, 4096, 2);
+    char *seg = alloc_aligned(4096, sh->size);
+    assert_non_null(seg);
+    memset(seg, 0, sh->size);
+    sh->base = seg;
+
+    /* a pid that is gone: a child that exited and was reaped */
+    pid_t gone = fork();
+    assert_true(gone >= 0);
+    if (gone == 0) {
+        _exit(0);
+    }
+    assert_int_equal(waitpid(gone, NULL, 0), gone);
+
+    /* the probe: rank 0's ident, then a gone rank 0 */
+    sh->me = 0;
+    rcoll__shm_cma_ident(sh);
+    sh->me = 1;
+    assert_int_equal(rcoll__shm_cma_probe(&f.comm, sh, 0), 1);
+    rcoll__shm_ctl(sh, 0)->ident.pid = gone;
+    assert_int_equal(rcoll__shm_cma_probe(&f.comm, sh, 0), 0);
+
+    rcoll_task_t *t = alloc_aligned(64, sizeof(rcoll_task_t));
+    assert_non_null(t);
+    memset(t, 0, sizeof(*t));
+    t->ctx = &f.ctx;
+    t->comm = &f.comm;
+    t->wait_peer = -1;
+    t->args.type = RCOLL_COLL_BCAST;
+    rcoll__shm_op_t op = { .sh = sh, .k = 3, .word = rcoll__shm_slot_word(3, 0x1234) };
+    sh->pid[0] = (int64_t)getpid();
+    char src[3000], dst[3000];
+    for (size_t i = 0; i < sizeof(src); i++) {
+        src[i] = (char)(i * 7 + 1);
+    }
+    uint64_t d[2] = { (uint64_t)(uintptr_t)src, sizeof(src) };
+    /* not published yet: wait for rank 0 */
+    assert_int_equal(rcoll__shm_cma_pull(t, &op, 0, dst, sizeof(dst)), RCOLL_INPROGRESS);
+    assert_int_equal(t->wait_peer, 0);
+    memcpy(rcoll__shm_slot_data(sh, 0, 3, sizeof(d)), d, sizeof(d));
+    atomic_store(rcoll__shm_slot_seq(sh, 0, 3), op.word);
+    memset(dst, 0, sizeof(dst));
+    assert_int_equal(rcoll__shm_cma_pull(t, &op, 0, dst, sizeof(dst)), RCOLL_OK);
+    assert_memory_equal(dst, src, sizeof(src));
+    /* a part */
+    memset(dst, 0, sizeof(dst));
+    assert_int_equal(rcoll__shm_cma_pull_part(t, &op, 0, dst, sizeof(dst), 1000, 24), RCOLL_OK);
+    assert_memory_equal(dst, src + 1000, 24);
+    /* another length: never read, whatever the descriptor says */
+    memset(dst, 0, sizeof(dst));
+    assert_int_equal(rcoll__shm_cma_pull(t, &op, 0, dst, sizeof(dst) - 1), RCOLL_ERR_PROTOCOL);
+    assert_int_equal(dst[0], 0);
+    op.error = RCOLL_OK;
+    /* an address rank 0 has not mapped */
+    char *hole = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(hole != MAP_FAILED);
+    munmap(hole, 4096);
+    d[0] = (uint64_t)(uintptr_t)hole;
+    memcpy(rcoll__shm_slot_data(sh, 0, 3, sizeof(d)), d, sizeof(d));
+    assert_int_equal(rcoll__shm_cma_pull(t, &op, 0, dst, sizeof(dst)), RCOLL_ERR_PROTOCOL);
+    op.error = RCOLL_OK;
+    /* rank 0 gone */
+    d[0] = (uint64_t)(uintptr_t)src;
+    memcpy(rcoll__shm_slot_data(sh, 0, 3, sizeof(d)), d, sizeof(d));
+    sh->pid[0] = gone;
+    assert_int_equal(rcoll__shm_cma_pull(t, &op, 0, dst, sizeof(dst)), RCOLL_ERR_PEER_FAILED);
+
+    /* the owner's wait: rank 0 neither read (cma_read) nor left (done) k */
+    op.error = RCOLL_OK;
+    t->wait_peer = -1;
+    assert_int_equal(rcoll__shm_cma_reader_gone(t, &op, 0), 0);
+    assert_int_equal(t->wait_peer, 0);
+    atomic_store(&rcoll__shm_ctl(sh, 0)->done.v, 3);
+    assert_int_equal(rcoll__shm_cma_reader_gone(t, &op, 0), 1);
+    free(t);
+    free(seg);
+    free(sh->fin);
+    free(sh);
 }
 
 static void test_flat_limits(void **state)
@@ -702,6 +805,7 @@ int main(void)
         cmocka_unit_test(test_agree_outcome),
         cmocka_unit_test(test_interleavings),
         cmocka_unit_test(test_interleavings_cma),
+        cmocka_unit_test(test_cma_read_errors),
     };
     rcoll_log_set_level(RCOLL_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);
