@@ -118,11 +118,12 @@ typedef struct rcoll__shm {
     rcoll_status_t why_status;
     /* last values read of each rank's flags (they only grow) */
     uint64_t *fin, *in_ready, *res_ready, *out_done;
-    /* Single-copy reads (shm_cma.c): bcast and allgather of at least
-     * cma_min bytes per rank read the peers' buffers with process_vm_readv
-     * (SIZE_MAX: never; agreed at set-up); pid: each rank's, copied out of
-     * the segment at set-up. */
-    size_t    cma_min, cma_red_min;   /* the same for a reduce's vector */
+    /* Single-copy reads (shm_cma.c): which sizes read the peers' buffers
+     * with process_vm_readv (shm_cma.h; all SIZE_MAX: none; agreed at
+     * set-up): bcast from cma_bc_min up to cma_bc_max bytes, allgather
+     * blocks from cma_ag_min, reduce vectors from cma_red_min; pid: each
+     * rank's, copied out of the segment at set-up. */
+    size_t    cma_bc_min, cma_bc_max, cma_ag_min, cma_red_min;
     int64_t  *pid;
     char     *cma_scratch;            /* a reduce root's: 2 pieces (shm_reduce_cma.c) */
 } rcoll__shm_t;
@@ -136,7 +137,7 @@ void rcoll__shm_cma_ident(rcoll__shm_t *sh);
  * mapping); else 0, with why (logged at debug). */
 int rcoll__shm_cma_probe(rcoll_comm_t *comm, rcoll__shm_t *sh, int r);
 /* Set-up over with a segment: ok is the agreed verdict on single-copy
- * reads; sets sh->cma_min and copies the pids out of the segment. */
+ * reads; sets the sizes (sh->cma_*) and copies the pids out of the segment. */
 void rcoll__shm_cma_ready(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok);
 
 /* ---- the segment (shm_segment.c) ---- */

@@ -176,7 +176,7 @@ static rcoll_status_t bc_shm_progress(rcoll_task_t *task)
         return st;
     }
     size_t n = task->args.count * rcoll_datatype_size(task->args.dtype);
-    if (rcoll__shm_cma_use(S->op.sh, n)) {
+    if (rcoll__shm_cma_bcast(S->op.sh, n)) {
         return bc_cma(task, S, n);
     }
     return n <= rcoll__shm_copy_slot_max(S->op.sh) ? bc_small(task, S, n) : bc_large(task, S, n);

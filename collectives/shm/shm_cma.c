@@ -31,11 +31,16 @@
 #include "shm_cma.h"
 #include "engines/shm_pipe.h"
 
-/* RCOLL_SHM_CMA=auto: single copy from this many bytes per block (measured,
- * docs/shm.md "Single copy"). */
-#define CMA_AUTO_MIN (16 * 1024)
-/* The same for reduce (measured, docs/shm.md "Single copy"). */
-#define CMA_AUTO_RED_MIN (64 * 1024)
+/* RCOLL_SHM_CMA=auto: the sizes that go single copy (A/B on the Intel Xeon
+ * VM of issue 15, docs/shm.md "Single copy"): bcast 32-64 KiB (it beats
+ * the slot path's two copies; the pipeline above overlaps them and wins),
+ * allgather blocks from 16 KiB; reduce never (the root reducing alone was
+ * 10-40% slower than the pipeline at 16 KiB-4 MiB, 2 ranks: RCOLL_SHM_CMA=on
+ * only). */
+#define CMA_AUTO_BC_MIN  (32 * 1024)
+#define CMA_AUTO_BC_MAX  (64 * 1024)
+#define CMA_AUTO_AG_MIN  (16 * 1024)
+#define CMA_AUTO_RED_MIN SIZE_MAX
 
 typedef struct {
     uint64_t addr, len;
@@ -85,8 +90,7 @@ void rcoll__shm_cma_ready(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
 {
     const char *mode = rcoll_ctx_config(comm->ctx)->shm_cma;
 
-    sh->cma_min = SIZE_MAX;
-    sh->cma_red_min = SIZE_MAX;
+    sh->cma_bc_min = sh->cma_bc_max = sh->cma_ag_min = sh->cma_red_min = SIZE_MAX;
     if (!ok) {
         if (cma_wanted(comm) && sh->me == 0) {
             rcoll_log(comm->is_world ? RCOLL_LOG_INFO : RCOLL_LOG_DEBUG,
@@ -101,7 +105,9 @@ void rcoll__shm_cma_ready(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
         sh->pid[r] = rcoll__shm_ctl(sh, r)->ident.pid;
     }
     int on = strcmp(mode, "on") == 0;
-    sh->cma_min = on ? 0 : CMA_AUTO_MIN;
+    sh->cma_bc_min = on ? 0 : CMA_AUTO_BC_MIN;
+    sh->cma_bc_max = on ? SIZE_MAX : CMA_AUTO_BC_MAX;
+    sh->cma_ag_min = on ? 0 : CMA_AUTO_AG_MIN;
     sh->cma_red_min = on ? 0 : CMA_AUTO_RED_MIN;
     /* the reduce root's pieces (shm_reduce_cma.c); without it, no single-copy reduce */
     sh->cma_scratch = aligned_alloc(RCOLL__SHM_LINE, 2 * RCOLL__SHM_CMA_PIECE);

@@ -11,16 +11,23 @@
 
 #include "shm.h"
 
-/* 1 if an n-byte bcast block / allgather block goes the single-copy way
- * (the same answer on every rank: cma_min was agreed at set-up and n comes
- * from the matched call). */
-static inline int rcoll__shm_cma_use(const rcoll__shm_t *sh, size_t n)
+/* 1 if an n-byte bcast goes the single-copy way (the same answer on every
+ * rank: the sizes were agreed at set-up and n comes from the matched
+ * call).  Only up to cma_bc_max: above, the two-copy pipeline overlaps the
+ * root's copy with the readers' and wins (docs/shm.md, "Single copy"). */
+static inline int rcoll__shm_cma_bcast(const rcoll__shm_t *sh, size_t n)
 {
-    return n >= sh->cma_min;
+    return n >= sh->cma_bc_min && n <= sh->cma_bc_max;
+}
+
+/* The same for an allgather of n-byte blocks. */
+static inline int rcoll__shm_cma_allgather(const rcoll__shm_t *sh, size_t n)
+{
+    return n >= sh->cma_ag_min;
 }
 
 /* The same for an n-byte reduce (shm_reduce_cma.c). */
-static inline int rcoll__shm_cma_use_reduce(const rcoll__shm_t *sh, size_t n)
+static inline int rcoll__shm_cma_reduce(const rcoll__shm_t *sh, size_t n)
 {
     return n >= sh->cma_red_min;
 }

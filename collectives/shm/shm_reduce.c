@@ -18,7 +18,7 @@ static rcoll_status_t red_shm_progress(rcoll_task_t *task)
         return st;
     }
     size_t n = task->args.count * rcoll_datatype_size(task->args.dtype);
-    if (rcoll__shm_cma_use_reduce(S->op.sh, n)) {
+    if (rcoll__shm_cma_reduce(S->op.sh, n)) {
         return rcoll__shm_reduce_cma(task, S, n);
     }
     return rcoll__shm_reduce_progress(task, S, task->args.root);

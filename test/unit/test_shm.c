@@ -258,7 +258,8 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
             for (int q = 0; q < p; q++) {
                 sh[r]->pid[q] = (int64_t)getpid();
             }
-            sh[r]->cma_min = sh[r]->cma_red_min = sh[r]->small_max;
+            sh[r]->cma_bc_min = sh[r]->cma_ag_min = sh[r]->cma_red_min = sh[r]->small_max;
+            sh[r]->cma_bc_max = SIZE_MAX;
             sh[r]->cma_scratch = alloc_aligned(64, 2 * RCOLL__SHM_CMA_PIECE);
             assert_non_null(sh[r]->cma_scratch);
         }
