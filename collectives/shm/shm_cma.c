@@ -53,9 +53,21 @@ void rcoll__shm_cma_ident(rcoll__shm_t *sh)
     id->base = (uint64_t)(uintptr_t)sh->base;
 }
 
-static int cma_wanted(const rcoll_comm_t *comm)
+/* auto: more ranks on the node than online CPUs.  Then an owner waiting
+ * for its readers waits for ranks that are not running: 4 ranks on 2 CPUs
+ * took bcast 32-64 KiB from 4-5 to 15-17 us and allgather 64 KiB from 80
+ * to 300 (docs/shm.md).  The same on every rank of a node (one CPU count,
+ * one p), and agreed in the verdict anyway. */
+static int oversubscribed(const rcoll__shm_t *sh)
 {
-    return strcmp(rcoll_ctx_config(comm->ctx)->shm_cma, "off") != 0;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    return ncpu > 0 && sh->p > ncpu;
+}
+
+static int cma_wanted(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
+{
+    const char *mode = rcoll_ctx_config(comm->ctx)->shm_cma;
+    return strcmp(mode, "off") != 0 && (strcmp(mode, "on") == 0 || !oversubscribed(sh));
 }
 
 int rcoll__shm_cma_probe(rcoll_comm_t *comm, rcoll__shm_t *sh, int r)
@@ -64,7 +76,7 @@ int rcoll__shm_cma_probe(rcoll_comm_t *comm, rcoll__shm_t *sh, int r)
     int64_t pid = id->pid, got = 0;
     uint64_t base = id->base;
 
-    if (!cma_wanted(comm)) {
+    if (!cma_wanted(comm, sh)) {
         return 0;
     }
     if (pid <= 0 || base == 0) {
@@ -92,7 +104,7 @@ void rcoll__shm_cma_ready(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
 
     sh->cma_bc_min = sh->cma_bc_max = sh->cma_ag_min = sh->cma_red_min = SIZE_MAX;
     if (!ok) {
-        if (cma_wanted(comm) && sh->me == 0) {
+        if (cma_wanted(comm, sh) && sh->me == 0) {
             rcoll_log(comm->is_world ? RCOLL_LOG_INFO : RCOLL_LOG_DEBUG,
                       "shm: communicator 0x%llx: the ranks cannot read each other's memory "
                       "(process_vm_readv: ptrace rules, e.g. yama ptrace_scope; RCOLL_LOG_LEVEL="

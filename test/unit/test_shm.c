@@ -376,6 +376,7 @@ static void test_cma_read_errors(void **state)
     (void)state;
     static frank_t f;
     memset(&f, 0, sizeof(f));
+    strcpy(f.ctx.config.shm_cma, "on");    /* the probe, whatever the CPU count */
     f.comm.ctx = &f.ctx;
     f.comm.id = 7;
     f.comm.size = 2;
