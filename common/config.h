@@ -45,6 +45,7 @@ typedef struct rcoll_config {
     size_t   rcache_max;           /* RCOLL_RCACHE_MAX: bytes */
     /* shared memory */
     int      shm;                  /* RCOLL_SHM: 0/1 */
+    char     shm_cma[RCOLL_CONFIG_STR_MAX];     /* RCOLL_SHM_CMA: auto|on|off */
     char     fault[RCOLL_CONFIG_STR_MAX];       /* RCOLL_FAULT: test-only kill point (fault_hook.h) */
     /* dead ranks (src/liveness.c) */
     char     liveness[RCOLL_CONFIG_STR_MAX];    /* RCOLL_LIVENESS: all|transport */

@@ -45,6 +45,14 @@ static const rcoll_config_entry_t core_table[] = {
     { "SHM", "1", "Let the selector choose the shared-memory algorithms (shm) for communicators "
       "whose ranks share one node; forcing RCOLL_<COLL>_ALGORITHM=shm uses them regardless",
       RCOLL_CONFIG_BOOL, F(shm), NULL, 0, .match = RCOLL_CONFIG_MATCH_VALUE },
+    { "SHM_CMA", "auto", "Single-copy shm bcast, allgather and reduce: peers read a buffer "
+      "straight out of its owner's memory (process_vm_readv) instead of through the segment. "
+      "auto: where measured faster (bcast 32-64 KiB, allgather blocks from 16 KiB; reduce never; "
+      "not while the node's ranks outnumber its CPUs; docs/shm.md), on: at every size, off: never. Used only where the ranks of the "
+      "communicator can read each other's memory (same user, ptrace rules: yama ptrace_scope 0, "
+      "no seccomp filter against it), checked when its segment is set up; otherwise the two-copy "
+      "path (one info line)",
+      RCOLL_CONFIG_ENUM, F(shm_cma), "auto|on|off", 0, .match = RCOLL_CONFIG_MATCH_VALUE },
     { "FAULT", "", "Test and diagnostic setting, never for production: <world rank>:<point>[:<n>] "
       "makes that rank kill itself (SIGKILL) at point fence (init's address exchange), shm-setup "
       "(the world communicator's shared-memory segment set up), pipeline (a large shm allreduce "

@@ -4,11 +4,14 @@
 librcoll_coll_la_SOURCES += \
     collectives/shm/shm.h \
     collectives/shm/shm_reduction.h \
+    collectives/shm/shm_cma.h \
     collectives/shm/shm_segment.c \
+    collectives/shm/shm_cma.c \
     collectives/shm/shm_enter.c \
     collectives/shm/shm_reduction.c \
     collectives/shm/shm_allreduce.c \
     collectives/shm/shm_reduce.c \
+    collectives/shm/shm_reduce_cma.c \
     collectives/shm/shm_allgather.c \
     collectives/shm/shm_reduce_scatter.c \
     collectives/shm/shm_bcast.c \

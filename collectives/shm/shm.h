@@ -10,8 +10,10 @@
  * segment one after the other on each rank.
  *
  * Layout: a header page, then one region per rank:
- *   4 flag lines  done (last k finished), in_ready, res_ready, out_done
- *                 (last pipeline chunk id through each stage)
+ *   5 flag lines  done (last k finished), in_ready, res_ready, out_done
+ *                 (last pipeline chunk id through each stage), cma_read
+ *                 (last k whose single-copy reads are over: shm_cma.c)
+ *   ident line    pid and mapping address, for single-copy reads
  *   2 slots       small collectives, by k parity: a line starting with the
  *                 k whose data follows at byte 8 if it fits the rest of the
  *                 line (tiny payloads share the flag's cache line), else
@@ -39,6 +41,7 @@
 #define RCOLL__SHM_CHUNK_MAX (512 * 1024) /* slices shrink to keep a chunk <= this */
 #define RCOLL__SHM_BC_PIECE  (64 * 1024) /* medium bcast pipeline chunk (shm_bcast.c) */
 #define RCOLL__SHM_NAME_MAX  64
+#define RCOLL__SHM_CMA_PIECE (64 * 1024) /* a single-copy reduce's piece (shm_reduce_cma.c) */
 /* The memory bound (docs/shm.md, "Memory"): the slots of all ranks together
  * take at most RCOLL__SHM_SLOT_BUDGET beyond 2 ranks (slots shrink with the
  * rank count, down to RCOLL__SHM_SLOT_MIN), the pipeline input buffers of all
@@ -53,6 +56,7 @@
 /* Diagnostic steps (task->wait_step) of the shm algorithms. */
 #define RCOLL__SHM_STEP_SLOT    1u   /* waiting for a peer to finish reading my slot */
 #define RCOLL__SHM_STEP_ARRIVE  2u   /* waiting for a peer's contribution */
+#define RCOLL__SHM_STEP_CMA     3u   /* waiting for a peer to finish reading my buffer */
 #define RCOLL__SHM_STEP_CHUNK   16u  /* + chunk index: a pipeline stage */
 
 typedef struct {
@@ -60,8 +64,18 @@ typedef struct {
     char             pad[RCOLL__SHM_LINE - sizeof(uint64_t)];
 } rcoll__shm_flag_t;
 
+/* Single-copy reads (shm_cma.c): who this rank is, for process_vm_readv,
+ * written once at set-up: its pid and where it mapped the segment. */
+typedef struct {
+    int64_t  pid;
+    uint64_t base;
+    char     pad[RCOLL__SHM_LINE - 2 * sizeof(uint64_t)];
+} rcoll__shm_ident_t;
+
 typedef struct {
     rcoll__shm_flag_t done, in_ready, res_ready, out_done;
+    rcoll__shm_flag_t cma_read;   /* last k whose single-copy reads are over here */
+    rcoll__shm_ident_t ident;
 } rcoll__shm_ctl_t;
 
 typedef enum {
@@ -104,7 +118,27 @@ typedef struct rcoll__shm {
     rcoll_status_t why_status;
     /* last values read of each rank's flags (they only grow) */
     uint64_t *fin, *in_ready, *res_ready, *out_done;
+    /* Single-copy reads (shm_cma.c): which sizes read the peers' buffers
+     * with process_vm_readv (shm_cma.h; all SIZE_MAX: none; agreed at
+     * set-up): bcast from cma_bc_min up to cma_bc_max bytes, allgather
+     * blocks from cma_ag_min, reduce vectors from cma_red_min; pid: each
+     * rank's, copied out of the segment at set-up. */
+    size_t    cma_bc_min, cma_bc_max, cma_ag_min, cma_red_min;
+    int64_t  *pid;
+    char     *cma_scratch;            /* a reduce root's: 2 pieces (shm_reduce_cma.c) */
 } rcoll__shm_t;
+
+/* ---- single-copy reads (shm_cma.c) ---- */
+
+/* Set-up: this rank's ident line (pid, mapping), before it reports in. */
+void rcoll__shm_cma_ident(rcoll__shm_t *sh);
+/* Set-up: 1 if this rank's settings allow single-copy reads and it can read
+ * rank r's memory (process_vm_readv of r's ident line through r's
+ * mapping); else 0, with why (logged at debug). */
+int rcoll__shm_cma_probe(rcoll_comm_t *comm, rcoll__shm_t *sh, int r);
+/* Set-up over with a segment: ok is the agreed verdict on single-copy
+ * reads; sets the sizes (sh->cma_*) and copies the pids out of the segment. */
+void rcoll__shm_cma_ready(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok);
 
 /* ---- the segment (shm_segment.c) ---- */
 

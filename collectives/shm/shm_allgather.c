@@ -15,6 +15,7 @@
  */
 #include <string.h>
 #include "shm.h"
+#include "shm_cma.h"
 #include "engines/shm_pipe.h"
 
 typedef struct {
@@ -103,6 +104,44 @@ static int chunk_out(rcoll_task_t *task, void *state)
     return 1;
 }
 
+/* Single copy (shm_cma.h): every rank publishes where its block is, reads
+ * every other rank's straight into its recvbuf (starting with the next
+ * rank, so that the p readers do not all read rank 0 first), and waits
+ * until every other rank has read its block. */
+static rcoll_status_t ag_cma(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
+{
+    rcoll__shm_t *sh = S->op.sh;
+    int p = sh->p, me = sh->me;
+
+    if (task->phase == 0) {
+        if (!rcoll__shm_cma_post(task, &S->op, task->args.sendbuf, n)) {
+            return RCOLL_INPROGRESS;
+        }
+        S->next = 1;
+        task->phase = 1;
+    }
+    if (task->phase == 1) {
+        for (; S->next < p; S->next++) {
+            int q = (me + S->next) % p;
+            rcoll_status_t st = rcoll__shm_cma_pull(task, &S->op, q,
+                                                    (char *)task->args.recvbuf + (size_t)q * n, n);
+            if (st != RCOLL_OK) {
+                return st;
+            }
+            rcoll__shm_progressed(task);
+        }
+        copy_own(task, n);
+        rcoll__shm_cma_read_done(sh, S->op.k);
+        S->next = 0;
+        task->phase = 2;
+    }
+    if (!rcoll__shm_cma_readers_gone(task, &S->op, &S->next)) {
+        return rcoll__shm_not_read(&S->op);
+    }
+    rcoll__shm_leave(task, &S->op);
+    return RCOLL_OK;
+}
+
 static const rcoll__shm_stage_fn ag_stages[] = { chunk_in, chunk_out };
 
 static rcoll_status_t ag_large(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
@@ -127,6 +166,9 @@ static rcoll_status_t ag_shm_progress(rcoll_task_t *task)
         return st;
     }
     size_t n = task->args.count * rcoll_datatype_size(task->args.dtype);
+    if (rcoll__shm_cma_allgather(S->op.sh, n)) {
+        return ag_cma(task, S, n);
+    }
     return n <= rcoll__shm_copy_slot_max(S->op.sh) ? ag_small(task, S, n) : ag_large(task, S, n);
 }
 

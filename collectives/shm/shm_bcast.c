@@ -17,13 +17,62 @@
  */
 #include <string.h>
 #include "shm.h"
+#include "shm_cma.h"
 #include "engines/shm_pipe.h"
 
 typedef struct {
     rcoll__shm_op_t   op;
     rcoll__shm_pipe_t pipe;
+    int               next;       /* single copy, root: next reader to wait for */
 } bc_shm_state_t;
 RCOLL_ALG_STATE_CHECK(bc_shm_state_t);
+
+/* This rank's slot word of k says which call it is in (no data), so that a
+ * root or barrier in another call sees the mismatch at once.  0 while
+ * some rank is not through k - 2. */
+static int announce(rcoll_task_t *task, bc_shm_state_t *S)
+{
+    rcoll__shm_t *sh = S->op.sh;
+    if (!rcoll__shm_slots_free(task, sh, S->op.k)) {
+        return 0;
+    }
+    atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, S->op.k), S->op.word, memory_order_release);
+    return 1;
+}
+
+/* Single copy (shm_cma.h): the root publishes where its buffer is and
+ * waits until every other rank has read it straight into its own buffer. */
+static rcoll_status_t bc_cma(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
+{
+    rcoll__shm_t *sh = S->op.sh;
+    int root = task->args.root;
+
+    if (sh->me == root) {
+        if (task->phase == 0) {
+            if (!rcoll__shm_cma_post(task, &S->op, task->args.recvbuf, n)) {
+                return RCOLL_INPROGRESS;
+            }
+            task->phase = 1;
+        }
+        if (!rcoll__shm_cma_readers_gone(task, &S->op, &S->next)) {
+            return rcoll__shm_not_read(&S->op);
+        }
+    } else {
+        if (task->phase == 0) {
+            if (!announce(task, S)) {
+                return RCOLL_INPROGRESS;
+            }
+            task->phase = 1;
+        }
+        rcoll_status_t st = rcoll__shm_cma_pull(task, &S->op, root, task->args.recvbuf, n);
+        if (st != RCOLL_OK) {
+            return st;
+        }
+        rcoll__shm_cma_read_done(sh, S->op.k);
+    }
+    rcoll__shm_leave(task, &S->op);
+    return RCOLL_OK;
+}
 
 static rcoll_status_t bc_small(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
 {
@@ -37,13 +86,9 @@ static rcoll_status_t bc_small(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
         }
     } else {
         if (task->phase == 0) {
-            /* announce the call in this rank's slot word too (no data), so that
-             * a root or barrier in another call sees the mismatch at once */
-            if (!rcoll__shm_slots_free(task, sh, S->op.k)) {
+            if (!announce(task, S)) {
                 return RCOLL_INPROGRESS;
             }
-            atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, S->op.k), S->op.word,
-                                  memory_order_release);
             task->phase = 1;
         }
         if ((data = rcoll__shm_slot_read(task, &S->op, root, n)) == NULL) {
@@ -131,6 +176,9 @@ static rcoll_status_t bc_shm_progress(rcoll_task_t *task)
         return st;
     }
     size_t n = task->args.count * rcoll_datatype_size(task->args.dtype);
+    if (rcoll__shm_cma_bcast(S->op.sh, n)) {
+        return bc_cma(task, S, n);
+    }
     return n <= rcoll__shm_copy_slot_max(S->op.sh) ? bc_small(task, S, n) : bc_large(task, S, n);
 }
 

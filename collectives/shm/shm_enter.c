@@ -25,6 +25,10 @@
 #define STEP_STATUS  0x5e71u
 #define STEP_VERDICT 0x5e72u
 #define SETUP_BATCH  32          /* ops in flight (RCOLL_TASK_MAX_OPS is 64) */
+/* The status and verdict bytes: bit 0 mapped (all mapped), bit 1 can read
+ * rank 0's memory / rank 0 can read this rank's (all can: shm_cma.c). */
+#define VERDICT_MAPPED 1u
+#define VERDICT_CMA    2u
 
 enum {
     ST_START = 0,      /* not yet numbered */
@@ -69,6 +73,7 @@ static void setup_done(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
 {
     rcoll__shm_segment_close_fd(sh);    /* rank 0: every rank has attached or given up */
     if (ok) {
+        rcoll__shm_cma_ready(comm, sh, (sh->verdict & VERDICT_CMA) != 0);
         sh->state = RCOLL__SHM_READY;
         rcoll_debug("shm: communicator 0x%llx: segment ready (%zu bytes, slot %zu, slice %zu)",
                     (unsigned long long)comm->id, sh->size, sh->small_max, sh->slice);
@@ -100,6 +105,9 @@ static rcoll_status_t setup_step(rcoll_task_t *task, rcoll__shm_op_t *op)
         if (sh->me == 0) {
             rcoll__shm_segment_create(comm, sh);
             RCOLL_FAULT_AT(task->ctx, RCOLL_FAULT_SHM_SETUP, (unsigned long)comm->is_world);
+            if (sh->base != NULL) {
+                rcoll__shm_cma_ident(sh);
+            }
             op->stage = ST_NAME_SEND;
             return RCOLL_INPROGRESS;
         }
@@ -120,13 +128,22 @@ static rcoll_status_t setup_step(rcoll_task_t *task, rcoll__shm_op_t *op)
         if ((st = each_peer(task, sh, 1, STEP_STATUS, sh->peer_ok, 1, 1)) != RCOLL_OK) {
             return st;
         }
-        sh->verdict = 1;
+        sh->verdict = VERDICT_MAPPED | VERDICT_CMA;
         for (int r = 1; r < sh->p; r++) {
-            if (sh->peer_ok[r] != 1 && sh->verdict) {
+            if (!(sh->peer_ok[r] & VERDICT_MAPPED) && (sh->verdict & VERDICT_MAPPED)) {
                 set_why(sh, RCOLL_ERR_NO_MEMORY, "comm rank %d (world rank %d) could not map it "
                         "(its log says why)", r, comm->world_ranks[r]);
             }
-            sh->verdict &= sh->peer_ok[r] == 1;
+            if (!(sh->peer_ok[r] & VERDICT_MAPPED)) {
+                sh->verdict = 0;
+            }
+            if ((sh->verdict & VERDICT_CMA) &&
+                (!(sh->peer_ok[r] & VERDICT_CMA) || !rcoll__shm_cma_probe(comm, sh, r))) {
+                sh->verdict &= (uint8_t)~VERDICT_CMA;
+            }
+        }
+        if (sh->p < 2 || !(sh->verdict & VERDICT_MAPPED)) {
+            sh->verdict &= (uint8_t)~VERDICT_CMA;
         }
         op->stage = ST_VERDICT_SEND;
         return RCOLL_INPROGRESS;
@@ -134,7 +151,7 @@ static rcoll_status_t setup_step(rcoll_task_t *task, rcoll__shm_op_t *op)
         if ((st = each_peer(task, sh, 0, STEP_VERDICT, &sh->verdict, 1, 0)) != RCOLL_OK) {
             return st;
         }
-        setup_done(comm, sh, sh->verdict);
+        setup_done(comm, sh, (sh->verdict & VERDICT_MAPPED) != 0);
         return RCOLL_OK;
     case ST_NAME_RECV:
         if ((st = rcoll_task_test(task)) != RCOLL_OK) {
@@ -148,6 +165,12 @@ static rcoll_status_t setup_step(rcoll_task_t *task, rcoll__shm_op_t *op)
             return RCOLL_OK;
         }
         sh->my_ok = rcoll__shm_segment_attach(comm, sh) == RCOLL_OK;
+        if (sh->my_ok) {
+            rcoll__shm_cma_ident(sh);
+            if (rcoll__shm_cma_probe(comm, sh, 0)) {
+                sh->my_ok |= VERDICT_CMA;
+            }
+        }
         RCOLL_FAULT_AT(task->ctx, RCOLL_FAULT_SHM_SETUP, (unsigned long)comm->is_world);
         st = rcoll_task_send(task, 0, STEP_STATUS, &sh->my_ok, 1);
         if (st == RCOLL_OK) {
@@ -159,11 +182,11 @@ static rcoll_status_t setup_step(rcoll_task_t *task, rcoll__shm_op_t *op)
         if ((st = rcoll_task_test(task)) != RCOLL_OK) {
             return st;
         }
-        if (sh->verdict != 1) {
+        if (!(sh->verdict & VERDICT_MAPPED)) {
             set_why(sh, RCOLL_ERR_NO_MEMORY, "some rank could not map it (the log of comm "
                     "rank %d, world rank %d, names it)", 0, comm->world_ranks[0]);
         }
-        setup_done(comm, sh, sh->verdict == 1 && sh->my_ok);
+        setup_done(comm, sh, (sh->verdict & VERDICT_MAPPED) && (sh->my_ok & VERDICT_MAPPED));
         return RCOLL_OK;
     default:
         rcoll_error("shm: bad set-up stage %d", op->stage);

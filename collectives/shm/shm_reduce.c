@@ -7,6 +7,7 @@
  * root alone copies the results out.
  */
 #include "shm.h"
+#include "shm_cma.h"
 #include "shm_reduction.h"
 
 static rcoll_status_t red_shm_progress(rcoll_task_t *task)
@@ -15,6 +16,10 @@ static rcoll_status_t red_shm_progress(rcoll_task_t *task)
     rcoll_status_t st = rcoll__shm_enter(task, &S->op);
     if (st != RCOLL_OK) {
         return st;
+    }
+    size_t n = task->args.count * rcoll_datatype_size(task->args.dtype);
+    if (rcoll__shm_cma_reduce(S->op.sh, n)) {
+        return rcoll__shm_reduce_cma(task, S, n);
     }
     return rcoll__shm_reduce_progress(task, S, task->args.root);
 }

@@ -20,4 +20,8 @@ typedef struct {
 /* Allreduce (root < 0) or reduce to root, once rcoll__shm_enter said OK. */
 rcoll_status_t rcoll__shm_reduce_progress(rcoll_task_t *task, rcoll__shm_red_t *S, int root);
 
+/* Reduce through single-copy reads (shm_reduce_cma.c), once rcoll__shm_enter
+ * said OK and rcoll__shm_cma_reduce(n). */
+rcoll_status_t rcoll__shm_reduce_cma(rcoll_task_t *task, rcoll__shm_red_t *S, size_t n);
+
 #endif

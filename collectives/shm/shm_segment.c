@@ -99,6 +99,7 @@ void rcoll__shm_free(rcoll_comm_t *comm)
         return;
     }
     rcoll__shm_segment_drop(sh);
+    free(sh->cma_scratch);
     free(sh->fin);
     free(sh);
     rcoll_coll_comm(comm)->shm = NULL;
@@ -107,7 +108,7 @@ void rcoll__shm_free(rcoll_comm_t *comm)
 rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
 {
     rcoll__shm_t *sh = calloc(1, sizeof(*sh));
-    uint64_t *flags = calloc(6 * (size_t)comm->size, sizeof(uint64_t));
+    uint64_t *flags = calloc(7 * (size_t)comm->size, sizeof(uint64_t));
     if (sh == NULL || flags == NULL) {
         free(sh);
         free(flags);
@@ -123,6 +124,9 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     sh->out_done = flags + 3 * (size_t)comm->size;
     sh->peer_ok = (uint8_t *)(flags + 4 * (size_t)comm->size);
     sh->pipe_faulted = (uint8_t *)(flags + 5 * (size_t)comm->size);
+    sh->pid = (int64_t *)(void *)(flags + 6 * (size_t)comm->size);
+    /* no single-copy reads until the set-up agrees */
+    sh->cma_bc_min = sh->cma_bc_max = sh->cma_ag_min = sh->cma_red_min = SIZE_MAX;
     return sh;
 }
 

@@ -19,10 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include <sys/mman.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include "core.h"
 #include "shm/shm.h"
+#include "shm/shm_cma.h"
 #include "selector.h"
 
 extern const rcoll_alg_t rcoll_allreduce_shm;
@@ -230,7 +232,7 @@ static void make_script(script_op_t *s, int p, size_t chunk_elems, size_t small_
 }
 
 /* Run the script on p simulated ranks; bias > 0 lets one rank run ahead. */
-static void run_world(int p, uint64_t seed, int bias)
+static void run_world(int p, uint64_t seed, int bias, int cma)
 {
     frank_t fr[PMAX];
     script_op_t script[NOPS];
@@ -268,6 +270,17 @@ static void run_world(int p, uint64_t seed, int bias)
         sh[r]->base = seg;
         sh[r]->state = RCOLL__SHM_READY;
         rcoll_coll_comm(&fr[r].comm)->shm = sh[r];
+        if (cma) {
+            /* single-copy reads (one process here: every rank's pid is ours)
+             * above the slot size, so both paths interleave */
+            for (int q = 0; q < p; q++) {
+                sh[r]->pid[q] = (int64_t)getpid();
+            }
+            sh[r]->cma_bc_min = sh[r]->cma_ag_min = sh[r]->cma_red_min = sh[r]->small_max;
+            sh[r]->cma_bc_max = SIZE_MAX;
+            sh[r]->cma_scratch = alloc_aligned(64, 2 * RCOLL__SHM_CMA_PIECE);
+            assert_non_null(sh[r]->cma_scratch);
+        }
     }
     make_script(script, p, sh[0]->chunk / 4, sh[0]->small_max / 4);
     maxcount = 0;
@@ -339,6 +352,7 @@ static void run_world(int p, uint64_t seed, int bias)
         free(fr[r].task);
         free(fr[r].send);
         free(fr[r].recv);
+        free(sh[r]->cma_scratch);
         free(sh[r]->fin);
         free(sh[r]);
     }
@@ -350,10 +364,125 @@ static void test_interleavings(void **state)
     (void)state;
     for (int p = 2; p <= PMAX; p++) {
         for (uint64_t seed = 1; seed <= 6; seed++) {
-            run_world(p, seed * 7919 + (uint64_t)p, 0);
-            run_world(p, seed * 104729 + (uint64_t)p, 20);   /* rank 0 runs ahead */
+            run_world(p, seed * 7919 + (uint64_t)p, 0, 0);
+            run_world(p, seed * 104729 + (uint64_t)p, 20, 0);   /* rank 0 runs ahead */
         }
     }
+}
+
+/* The same with single-copy (CMA) bcast, allgather and reduce above the
+ * slot size (shm_cma.c), mixed with the two-copy path below it. */
+static void test_interleavings_cma(void **state)
+{
+    (void)state;
+    for (int p = 2; p <= PMAX; p++) {
+        for (uint64_t seed = 1; seed <= 6; seed++) {
+            run_world(p, seed * 7919 + (uint64_t)p, 0, 1);
+            run_world(p, seed * 104729 + (uint64_t)p, 20, 1);
+        }
+    }
+}
+
+/* Single-copy reads (shm_cma.c): a published buffer is read with this
+ * call's length; a descriptor of another length, an address the owner has
+ * not mapped and an owner that is gone each fail the read with the error
+ * of docs/shm.md ("Single copy"), and nothing is read before the
+ * descriptor is there.  The set-up probe accepts a readable rank and
+ * refuses a gone one. */
+static void test_cma_read_errors(void **state)
+{
+    (void)state;
+    static frank_t f;
+    memset(&f, 0, sizeof(f));
+    strcpy(f.ctx.config.shm_cma, "on");    /* the probe, whatever the CPU count */
+    f.comm.ctx = &f.ctx;
+    f.comm.id = 7;
+    f.comm.size = 2;
+    f.comm.rank = 1;
+    f.comm.local_size = 2;
+    f.comm.world_ranks = f.world_ranks;
+    f.world_ranks[0] = 0;
+    f.world_ranks[1] = 1;
+    rcoll__shm_t *sh = rcoll__shm_new(&f.comm);
+    assert_non_null(sh);
+    rcoll__shm_layout(sh, 256, 4096, 2);
+    char *seg = alloc_aligned(4096, sh->size);
+    assert_non_null(seg);
+    memset(seg, 0, sh->size);
+    sh->base = seg;
+
+    /* a pid that is gone: a child that exited and was reaped */
+    pid_t gone = fork();
+    assert_true(gone >= 0);
+    if (gone == 0) {
+        _exit(0);
+    }
+    assert_int_equal(waitpid(gone, NULL, 0), gone);
+
+    /* the probe: rank 0's ident, then a gone rank 0 */
+    sh->me = 0;
+    rcoll__shm_cma_ident(sh);
+    sh->me = 1;
+    assert_int_equal(rcoll__shm_cma_probe(&f.comm, sh, 0), 1);
+    rcoll__shm_ctl(sh, 0)->ident.pid = gone;
+    assert_int_equal(rcoll__shm_cma_probe(&f.comm, sh, 0), 0);
+
+    rcoll_task_t *t = alloc_aligned(64, sizeof(rcoll_task_t));
+    assert_non_null(t);
+    memset(t, 0, sizeof(*t));
+    t->ctx = &f.ctx;
+    t->comm = &f.comm;
+    t->wait_peer = -1;
+    t->args.type = RCOLL_COLL_BCAST;
+    rcoll__shm_op_t op = { .sh = sh, .k = 3, .word = rcoll__shm_slot_word(3, 0x1234) };
+    sh->pid[0] = (int64_t)getpid();
+    char src[3000], dst[3000];
+    for (size_t i = 0; i < sizeof(src); i++) {
+        src[i] = (char)(i * 7 + 1);
+    }
+    uint64_t d[2] = { (uint64_t)(uintptr_t)src, sizeof(src) };
+    /* not published yet: wait for rank 0 */
+    assert_int_equal(rcoll__shm_cma_pull(t, &op, 0, dst, sizeof(dst)), RCOLL_INPROGRESS);
+    assert_int_equal(t->wait_peer, 0);
+    memcpy(rcoll__shm_slot_data(sh, 0, 3, sizeof(d)), d, sizeof(d));
+    atomic_store(rcoll__shm_slot_seq(sh, 0, 3), op.word);
+    memset(dst, 0, sizeof(dst));
+    assert_int_equal(rcoll__shm_cma_pull(t, &op, 0, dst, sizeof(dst)), RCOLL_OK);
+    assert_memory_equal(dst, src, sizeof(src));
+    /* a part */
+    memset(dst, 0, sizeof(dst));
+    assert_int_equal(rcoll__shm_cma_pull_part(t, &op, 0, dst, sizeof(dst), 1000, 24), RCOLL_OK);
+    assert_memory_equal(dst, src + 1000, 24);
+    /* another length: never read, whatever the descriptor says */
+    memset(dst, 0, sizeof(dst));
+    assert_int_equal(rcoll__shm_cma_pull(t, &op, 0, dst, sizeof(dst) - 1), RCOLL_ERR_PROTOCOL);
+    assert_int_equal(dst[0], 0);
+    op.error = RCOLL_OK;
+    /* an address rank 0 has not mapped */
+    char *hole = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(hole != MAP_FAILED);
+    munmap(hole, 4096);
+    d[0] = (uint64_t)(uintptr_t)hole;
+    memcpy(rcoll__shm_slot_data(sh, 0, 3, sizeof(d)), d, sizeof(d));
+    assert_int_equal(rcoll__shm_cma_pull(t, &op, 0, dst, sizeof(dst)), RCOLL_ERR_PROTOCOL);
+    op.error = RCOLL_OK;
+    /* rank 0 gone */
+    d[0] = (uint64_t)(uintptr_t)src;
+    memcpy(rcoll__shm_slot_data(sh, 0, 3, sizeof(d)), d, sizeof(d));
+    sh->pid[0] = gone;
+    assert_int_equal(rcoll__shm_cma_pull(t, &op, 0, dst, sizeof(dst)), RCOLL_ERR_PEER_FAILED);
+
+    /* the owner's wait: rank 0 neither read (cma_read) nor left (done) k */
+    op.error = RCOLL_OK;
+    t->wait_peer = -1;
+    assert_int_equal(rcoll__shm_cma_reader_gone(t, &op, 0), 0);
+    assert_int_equal(t->wait_peer, 0);
+    atomic_store(&rcoll__shm_ctl(sh, 0)->done.v, 3);
+    assert_int_equal(rcoll__shm_cma_reader_gone(t, &op, 0), 1);
+    free(t);
+    free(seg);
+    free(sh->fin);
+    free(sh);
 }
 
 static void test_flat_limits(void **state)
@@ -436,7 +565,8 @@ static void test_memory_bound(void **state)
             slice = (48u << 20) / ((size_t)p * (size_t)p * 4);
         }
         slice = slice / 64 * 64 < 64 ? 64 : slice / 64 * 64;
-        size_t stride = (256 + 2 * (64 + slot) + 4 * ((size_t)p + 1) * slice + 4095) / 4096 * 4096;
+        /* 4 flag lines, cma_read, the ident line */
+        size_t stride = (384 + 2 * (64 + slot) + 4 * ((size_t)p + 1) * slice + 4095) / 4096 * 4096;
         assert_int_equal(sh->small_max, slot);
         assert_int_equal(sh->slice, slice);
         assert_int_equal(sh->size, 4096 + (size_t)p * stride);
@@ -694,6 +824,8 @@ int main(void)
         cmocka_unit_test(test_no_segment),
         cmocka_unit_test(test_agree_outcome),
         cmocka_unit_test(test_interleavings),
+        cmocka_unit_test(test_interleavings_cma),
+        cmocka_unit_test(test_cma_read_errors),
     };
     rcoll_log_set_level(RCOLL_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,235 @@
+/*
+ * shm_cma.c - single-copy reads between the ranks of a segment (cross
+ * memory attach, process_vm_readv): the set-up check and the per-collective
+ * publish / read / wait of shm_cma.h.
+ *
+ * Set-up (shm_enter.c): every rank writes its pid and where it mapped the
+ * segment into its ident line before it reports in; a rank other than 0
+ * reads rank 0's ident pid through rank 0's mapping with process_vm_readv,
+ * rank 0 each other rank's, and the verdict (rank 0's) says whether all
+ * could.  The kernel allows the read where the reader may ptrace the owner
+ * (same user; yama ptrace_scope 0, or the owner named the reader with
+ * PR_SET_PTRACER; no seccomp filter or container rule against the call):
+ * the rules are symmetric among a node's ranks of one job, so reads with
+ * rank 0 both ways stand for all pairs, and a read that still fails later
+ * fails the collective naming the peer.  The pids are copied out of the
+ * segment at set-up, so a segment written over later cannot point the
+ * reads at another process.
+ *
+ * Descriptor: the 16 bytes {address, length} of the owner's buffer, in
+ * its slot of k (inline, after the slot word with the call's signature).
+ * Readers read their own call's length: the descriptor's length must equal
+ * it (else the ranks' calls differ: RCOLL_ERR_PROTOCOL) and its address is
+ * only ever read from, n bytes, into the reader's own buffer of n bytes.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include "shm_cma.h"
+#include "engines/shm_pipe.h"
+
+/* RCOLL_SHM_CMA=auto: the sizes that go single copy (A/B on the Intel Xeon
+ * VM of issue 15, docs/shm.md "Single copy"): bcast 32-64 KiB (it beats
+ * the slot path's two copies; the pipeline above overlaps them and wins),
+ * allgather blocks from 16 KiB; reduce never (the root reducing alone was
+ * 10-40% slower than the pipeline at 16 KiB-4 MiB, 2 ranks: RCOLL_SHM_CMA=on
+ * only). */
+#define CMA_AUTO_BC_MIN  (32 * 1024)
+#define CMA_AUTO_BC_MAX  (64 * 1024)
+#define CMA_AUTO_AG_MIN  (16 * 1024)
+#define CMA_AUTO_RED_MIN SIZE_MAX
+
+typedef struct {
+    uint64_t addr, len;
+} cma_desc_t;
+
+void rcoll__shm_cma_ident(rcoll__shm_t *sh)
+{
+    rcoll__shm_ident_t *id = &rcoll__shm_ctl(sh, sh->me)->ident;
+    id->pid = (int64_t)getpid();
+    id->base = (uint64_t)(uintptr_t)sh->base;
+}
+
+/* auto: more ranks on the node than online CPUs.  Then an owner waiting
+ * for its readers waits for ranks that are not running: 4 ranks on 2 CPUs
+ * took bcast 32-64 KiB from 4-5 to 15-17 us and allgather 64 KiB from 80
+ * to 300 (docs/shm.md).  The same on every rank of a node (one CPU count,
+ * one p), and agreed in the verdict anyway. */
+static int oversubscribed(const rcoll__shm_t *sh)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    return ncpu > 0 && sh->p > ncpu;
+}
+
+static int cma_wanted(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
+{
+    const char *mode = rcoll_ctx_config(comm->ctx)->shm_cma;
+    return strcmp(mode, "off") != 0 && (strcmp(mode, "on") == 0 || !oversubscribed(sh));
+}
+
+int rcoll__shm_cma_probe(rcoll_comm_t *comm, rcoll__shm_t *sh, int r)
+{
+    const rcoll__shm_ident_t *id = &rcoll__shm_ctl(sh, r)->ident;
+    int64_t pid = id->pid, got = 0;
+    uint64_t base = id->base;
+
+    if (!cma_wanted(comm, sh)) {
+        return 0;
+    }
+    if (pid <= 0 || base == 0) {
+        rcoll_debug("shm: communicator 0x%llx: comm rank %d published no pid: no single-copy reads",
+                    (unsigned long long)comm->id, r);
+        return 0;
+    }
+    /* r's ident pid, at its offset in r's mapping */
+    uint64_t where = base + (uint64_t)((const char *)&id->pid - sh->base);
+    struct iovec local = { .iov_base = &got, .iov_len = sizeof(got) };
+    struct iovec remote = { .iov_base = (void *)(uintptr_t)where, .iov_len = sizeof(got) };
+    ssize_t rc = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
+    if (rc != (ssize_t)sizeof(got) || got != pid) {
+        rcoll_debug("shm: communicator 0x%llx: cannot read comm rank %d's memory (pid %lld): %s: "
+                    "no single-copy reads", (unsigned long long)comm->id, r, (long long)pid,
+                    rc < 0 ? strerror(errno) : "wrong bytes");
+        return 0;
+    }
+    return 1;
+}
+
+void rcoll__shm_cma_ready(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
+{
+    const char *mode = rcoll_ctx_config(comm->ctx)->shm_cma;
+
+    sh->cma_bc_min = sh->cma_bc_max = sh->cma_ag_min = sh->cma_red_min = SIZE_MAX;
+    if (!ok) {
+        if (cma_wanted(comm, sh) && sh->me == 0) {
+            rcoll_log(comm->is_world ? RCOLL_LOG_INFO : RCOLL_LOG_DEBUG,
+                      "shm: communicator 0x%llx: the ranks cannot read each other's memory "
+                      "(process_vm_readv: ptrace rules, e.g. yama ptrace_scope; RCOLL_LOG_LEVEL="
+                      "debug says which): bcast and allgather copy through the segment",
+                      (unsigned long long)comm->id);
+        }
+        return;
+    }
+    for (int r = 0; r < sh->p; r++) {
+        sh->pid[r] = rcoll__shm_ctl(sh, r)->ident.pid;
+    }
+    int on = strcmp(mode, "on") == 0;
+    sh->cma_bc_min = on ? 0 : CMA_AUTO_BC_MIN;
+    sh->cma_bc_max = on ? SIZE_MAX : CMA_AUTO_BC_MAX;
+    sh->cma_ag_min = on ? 0 : CMA_AUTO_AG_MIN;
+    sh->cma_red_min = on ? 0 : CMA_AUTO_RED_MIN;
+    /* the reduce root's pieces (shm_reduce_cma.c); without it, no single-copy reduce */
+    sh->cma_scratch = aligned_alloc(RCOLL__SHM_LINE, 2 * RCOLL__SHM_CMA_PIECE);
+    if (sh->cma_scratch == NULL) {
+        sh->cma_red_min = SIZE_MAX;
+    }
+}
+
+int rcoll__shm_cma_post(rcoll_task_t *task, rcoll__shm_op_t *op, const void *buf, size_t n)
+{
+    cma_desc_t d = { .addr = (uint64_t)(uintptr_t)buf, .len = n };
+    return rcoll__shm_slot_write(task, op, &d, sizeof(d));
+}
+
+static rcoll_status_t read_failed(rcoll_task_t *task, rcoll__shm_op_t *op, int q, int err,
+                                  size_t got, size_t n)
+{
+    rcoll_status_t st = err == ESRCH ? RCOLL_ERR_PEER_FAILED
+                      : err == EFAULT || err == 0 ? RCOLL_ERR_PROTOCOL : RCOLL_ERR_TRANSPORT;
+    rcoll_error("rcoll_%s (algorithm shm, communicator 0x%llx, shm operation %llu): reading comm "
+                "rank %d's (world rank %d, pid %lld) buffer failed after %zu of %zu bytes: %s",
+                rcoll_coll_name(task->args.type), (unsigned long long)task->comm->id,
+                (unsigned long long)op->k, q, task->comm->world_ranks[q],
+                (long long)op->sh->pid[q], got, n,
+                err == ESRCH ? "the process is gone (it died)"
+                : err == 0 || err == EFAULT ? "its buffer is not that long (a different call?)"
+                : strerror(err));
+    op->error = st;
+    return st;
+}
+
+rcoll_status_t rcoll__shm_cma_pull_part(rcoll_task_t *task, rcoll__shm_op_t *op, int q,
+                                        void *dst, size_t n, size_t from, size_t len)
+{
+    cma_desc_t d;
+    const char *slot = rcoll__shm_slot_read(task, op, q, sizeof(d));
+
+    if (slot == NULL) {
+        return rcoll__shm_not_read(op);
+    }
+    memcpy(&d, slot, sizeof(d));
+    if (d.len != n || from > n || len > n - from) {
+        rcoll_error("rcoll_%s (algorithm shm, communicator 0x%llx, shm operation %llu): comm rank "
+                    "%d published %llu bytes, this call has %zu: the ranks called different "
+                    "collectives; its data is not used", rcoll_coll_name(task->args.type),
+                    (unsigned long long)task->comm->id, (unsigned long long)op->k, q,
+                    (unsigned long long)d.len, n);
+        op->error = RCOLL_ERR_PROTOCOL;
+        return op->error;
+    }
+    size_t off = 0;
+    while (off < len) {
+        struct iovec local = { .iov_base = (char *)dst + off, .iov_len = len - off };
+        struct iovec remote = { .iov_base = (void *)(uintptr_t)(d.addr + from + off),
+                                .iov_len = len - off };
+        ssize_t rc = process_vm_readv((pid_t)op->sh->pid[q], &local, 1, &remote, 1, 0);
+        if (rc <= 0) {
+            if (rc < 0 && errno == EINTR) {
+                continue;
+            }
+            return read_failed(task, op, q, rc < 0 ? errno : 0, from + off, n);
+        }
+        off += (size_t)rc;
+    }
+    return RCOLL_OK;
+}
+
+int rcoll__shm_cma_announce(rcoll_task_t *task, rcoll__shm_op_t *op)
+{
+    rcoll__shm_t *sh = op->sh;
+    if (!rcoll__shm_slots_free(task, sh, op->k)) {
+        return 0;
+    }
+    atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, op->k), op->word, memory_order_release);
+    return 1;
+}
+
+void rcoll__shm_cma_read_done(rcoll__shm_t *sh, uint64_t k)
+{
+    atomic_store_explicit(&rcoll__shm_ctl(sh, sh->me)->cma_read.v, k, memory_order_release);
+}
+
+int rcoll__shm_cma_reader_gone(rcoll_task_t *task, rcoll__shm_op_t *op, int q)
+{
+    rcoll__shm_t *sh = op->sh;
+    uint64_t k = op->k;
+    rcoll__shm_ctl_t *ctl = rcoll__shm_ctl(sh, q);
+
+    /* q's slot word of k first: q in another call may have left it (done),
+     * and this call must fail then, not succeed (q cannot rewrite the slot
+     * for k + 2 before this rank is through k) */
+    uint64_t w = atomic_load_explicit(rcoll__shm_slot_seq(sh, q, k), memory_order_acquire);
+    if (w != op->word && (w & RCOLL__SHM_K_MASK) == (k & RCOLL__SHM_K_MASK)) {
+        rcoll__shm_slot_mismatch(task, op, q, w);
+        return 0;
+    }
+    if (atomic_load_explicit(&ctl->cma_read.v, memory_order_acquire) >= k ||
+        rcoll__shm_flag_ge(&ctl->done, &sh->fin[q], k)) {
+        return 1;
+    }
+    rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CMA);
+    return 0;
+}
+
+int rcoll__shm_cma_readers_gone(rcoll_task_t *task, rcoll__shm_op_t *op, int *next)
+{
+    for (; *next < op->sh->p; ++*next) {
+        if (*next != op->sh->me && !rcoll__shm_cma_reader_gone(task, op, *next)) {
+            return 0;
+        }
+    }
+    return 1;
+}
