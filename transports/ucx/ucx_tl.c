@@ -29,7 +29,18 @@
  * ucp_get_nbx; its completion is queued and reported from progress().
  * abort_peer() force-closes the endpoint: UCX purges what is in flight on
  * it, so the receiver alone decides when writes into its buffer stop.
+ *
+ * Endpoints on first use (docs/scaling.md "Memory and start-up"): connect()
+ * only keeps the peer's worker address, copied into one arena for all peers
+ * (addrs, with an offset and a length per peer); the ucp_ep is created by
+ * the first send, get or probe to that peer (ep_first_use).  A rank that
+ * only receives from a peer needs no endpoint to it: UCX delivers active
+ * messages to the worker, and rcoll's own header names the sender.  So
+ * rcoll_init creates no endpoint, and a process holds one per peer it has
+ * sent to.  On the hot path eps[peer] == NULL was already tested; it now
+ * leads to ep_first_use instead of an error, so the cost is unchanged.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +91,11 @@ typedef struct {
     int                 keyed;
 } peer_auth_t;
 
+/* Where a peer's worker address lies in tl->addrs (len 0: no address). */
+typedef struct {
+    uint32_t off, len;
+} peer_addr_t;
+
 struct rcoll_tl {
     ucp_context_h        ucp;
     ucp_worker_h         worker;
@@ -87,8 +103,11 @@ struct rcoll_tl {
     size_t               addr_len;
     int                  rank, size;
     const int           *node_of;
-    ucp_ep_h            *eps;
+    ucp_ep_h            *eps;             /* NULL: not created yet, or closed (failed[] set) */
     int                 *failed;
+    peer_addr_t         *peer_addr;       /* per peer, from connect() */
+    uint8_t             *addrs;           /* the peers' worker addresses, one arena */
+    size_t               addrs_used, addrs_cap;
     rcoll_tl_callbacks_t cb;
     size_t               bounce_size;
     bounce_t            *free_bounce;
@@ -219,14 +238,16 @@ static rcoll_status_t ucx_open(const rcoll_tl_params_t *p, rcoll_tl_t **out)
     tl->eps = calloc((size_t)p->size, sizeof(*tl->eps));
     tl->failed = calloc((size_t)p->size, sizeof(int));
     tl->pa = calloc((size_t)p->size, sizeof(*tl->pa));
+    tl->peer_addr = calloc((size_t)p->size, sizeof(*tl->peer_addr));
     tl->bounce_size = UCX_TL_HDR + p->config->eager_limit + 64 + RCOLL_TL_RKEY_MAX;
     if (tl->bounce_size > UCX_MAX_MSG + UCX_TL_HDR) {
         tl->bounce_size = UCX_MAX_MSG + UCX_TL_HDR;
     }
     size_t stride = (sizeof(bounce_t) + tl->bounce_size + 63) & ~(size_t)63;
     tl->bounce_mem = calloc(UCX_BOUNCE_COUNT, stride);
-    if (!tl->eps || !tl->failed || !tl->pa || !tl->bounce_mem) {
-        free(tl->eps); free(tl->failed); free(tl->pa); free(tl->bounce_mem); free(tl);
+    if (!tl->eps || !tl->failed || !tl->pa || !tl->peer_addr || !tl->bounce_mem) {
+        free(tl->eps); free(tl->failed); free(tl->pa); free(tl->peer_addr); free(tl->bounce_mem);
+        free(tl);
         return RCOLL_ERR_NO_MEMORY;
     }
     for (int i = 0; i < UCX_BOUNCE_COUNT; i++) {
@@ -292,7 +313,8 @@ err_worker:
 err_cleanup:
     ucp_cleanup(tl->ucp);
 err:
-    free(tl->eps); free(tl->failed); free(tl->pa); free(tl->bounce_mem); free(tl);
+    free(tl->eps); free(tl->failed); free(tl->pa); free(tl->peer_addr); free(tl->bounce_mem);
+    free(tl);
     return RCOLL_ERR_TRANSPORT;
 }
 
@@ -350,6 +372,8 @@ static void ucx_close(rcoll_tl_t *tl)
     free(tl->eps);
     free(tl->failed);
     free(tl->pa);
+    free(tl->peer_addr);
+    free(tl->addrs);
     free(tl->bounce_mem);
     free(tl);
 }
@@ -362,6 +386,42 @@ static rcoll_status_t ucx_address(rcoll_tl_t *tl, const void **addr, size_t *len
 }
 
 /*
+ * Keep the peer's worker address for ep_first_use.  The arena grows by
+ * doubling, so p peers cost O(log p) allocations, not one each; it is
+ * never shrunk (a peer's endpoint may be wanted at any time).
+ */
+static rcoll_status_t ucx_connect(rcoll_tl_t *tl, int peer, const void *addr, size_t len)
+{
+    if (len == 0 || len > UINT32_MAX || tl->addrs_used > UINT32_MAX - len) {
+        rcoll_error("ucx: rank %d published a worker address of %zu bytes: unusable", peer, len);
+        return RCOLL_ERR_BOOTSTRAP;
+    }
+    if (tl->addrs_cap - tl->addrs_used < len) {
+        size_t cap = tl->addrs_cap != 0 ? tl->addrs_cap : len * 4;
+        while (cap - tl->addrs_used < len) {
+            cap *= 2;
+        }
+        uint8_t *a = realloc(tl->addrs, cap);
+        if (a == NULL) {
+            rcoll_error("ucx: out of memory keeping the address of rank %d (%zu bytes kept)", peer,
+                        tl->addrs_used);
+            return RCOLL_ERR_NO_MEMORY;
+        }
+        tl->addrs = a;
+        tl->addrs_cap = cap;
+    }
+    memcpy(tl->addrs + tl->addrs_used, addr, len);
+    tl->peer_addr[peer].off = (uint32_t)tl->addrs_used;
+    tl->peer_addr[peer].len = (uint32_t)len;
+    tl->addrs_used += len;
+    return RCOLL_OK;
+}
+
+/*
+ * The endpoint to peer, created now: the first send, get or probe to it
+ * (off the hot path: eps[peer] was NULL).  NULL with *st set when the peer
+ * has failed (or this rank closed its endpoint: abort_peer) or UCX refuses.
+ *
  * Every endpoint gets UCX's peer-failure handling (ucx_open turns it on for
  * the shared-memory transports, which otherwise lack it and would send
  * same-node traffic over tcp).  Beyond reporting a dead peer, it is what
@@ -370,21 +430,37 @@ static rcoll_status_t ucx_address(rcoll_tl_t *tl, const void **addr, size_t *len
  * it, the replies of a sw-emulated get still land after the close
  * (test/contract late_get, measured with UCX 1.13.1).
  */
-static rcoll_status_t ucx_connect(rcoll_tl_t *tl, int peer, const void *addr, size_t len)
+static __attribute__((noinline)) ucp_ep_h ep_first_use(struct rcoll_tl *tl, int peer,
+                                                        const char *what, rcoll_status_t *st)
 {
+    if (tl->failed[peer]) {
+        rcoll_error("ucx: %s to rank %d: the peer has failed or its endpoint was closed", what, peer);
+        *st = RCOLL_ERR_PEER_FAILED;
+        return NULL;
+    }
+    const peer_addr_t *pa = &tl->peer_addr[peer];
+    if (pa->len == 0) {
+        rcoll_error("ucx: %s to rank %d: no address for it (not connected)", what, peer);
+        *st = RCOLL_ERR_INTERNAL;
+        return NULL;
+    }
     ucp_ep_params_t p = {
         .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                       UCP_EP_PARAM_FIELD_ERR_HANDLER,
-        .address = addr,
+        .address = (const ucp_address_t *)(tl->addrs + pa->off),
         .err_mode = UCP_ERR_HANDLING_MODE_PEER,
         .err_handler = { .cb = ep_error_cb, .arg = tl },
     };
     ucs_status_t s = ucp_ep_create(tl->worker, &p, &tl->eps[peer]);
     if (s != UCS_OK) {
-        rcoll_error("ucx: cannot create an endpoint to rank %d: %s", peer, ucs_status_string(s));
-        return RCOLL_ERR_TRANSPORT;
+        tl->eps[peer] = NULL;
+        rcoll_error("ucx: %s to rank %d: cannot create an endpoint: %s", what, peer,
+                    ucs_status_string(s));
+        *st = RCOLL_ERR_TRANSPORT;
+        return NULL;
     }
-    return RCOLL_OK;
+    rcoll_debug("ucx: endpoint to rank %d created (%s)", peer, what);
+    return tl->eps[peer];
 }
 
 static void bounce_put(bounce_t *b)
@@ -412,9 +488,10 @@ static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t
                                const void *data, size_t len)
 {
     size_t total = UCX_TL_HDR + hdr_len + len;
-    if (tl->eps[peer] == NULL) {
-        rcoll_error("ucx: send of %zu bytes to rank %d: its endpoint was closed", total, peer);
-        return RCOLL_ERR_PEER_FAILED;
+    rcoll_status_t st;
+    ucp_ep_h ep = tl->eps[peer];
+    if (ep == NULL && (ep = ep_first_use(tl, peer, "send", &st)) == NULL) {
+        return st;
     }
     peer_auth_t *a = peer_auth(tl, peer);
     if (a == NULL) {
@@ -447,7 +524,7 @@ static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t
         .user_data = b,
         .flags = UCP_AM_SEND_FLAG_EAGER,
     };
-    ucs_status_ptr_t req = ucp_am_send_nbx(tl->eps[peer], UCX_AM_ID, NULL, 0, b->data, total, &p);
+    ucs_status_ptr_t req = ucp_am_send_nbx(ep, UCX_AM_ID, NULL, 0, b->data, total, &p);
     if (req == NULL) {
         bounce_put(b);
         return RCOLL_OK;
@@ -566,7 +643,7 @@ static rcoll_status_t ucx_get(rcoll_tl_t *tl, int peer, void *laddr, size_t len,
                               const void *rkey_buf, size_t rkey_len, rcoll_tl_completion_t *comp)
 {
     ucx_rkey_hdr_t h;
-    if (tl->failed[peer] || tl->eps[peer] == NULL) {
+    if (tl->failed[peer]) {
         rcoll_error("ucx: RDMA read of %zu bytes from rank %d: the peer has failed", len, peer);
         return RCOLL_ERR_PEER_FAILED;
     }
@@ -581,11 +658,16 @@ static rcoll_status_t ucx_get(rcoll_tl_t *tl, int peer, void *laddr, size_t len,
                     (unsigned long long)h.addr, (unsigned long long)h.len);
         return RCOLL_ERR_PROTOCOL;
     }
+    rcoll_status_t st;
+    ucp_ep_h ep = tl->eps[peer];
+    if (ep == NULL && (ep = ep_first_use(tl, peer, "RDMA read", &st)) == NULL) {
+        return st;
+    }
     get_ctx_t *g = calloc(1, sizeof(*g));
     if (g == NULL) {
         return RCOLL_ERR_NO_MEMORY;
     }
-    ucs_status_t s = ucp_ep_rkey_unpack(tl->eps[peer], (const uint8_t *)rkey_buf + sizeof(h), &g->rkey);
+    ucs_status_t s = ucp_ep_rkey_unpack(ep, (const uint8_t *)rkey_buf + sizeof(h), &g->rkey);
     if (s != UCS_OK) {
         rcoll_error("ucx: cannot unpack the remote key of rank %d: %s", peer, ucs_status_string(s));
         free(g);
@@ -606,7 +688,7 @@ static rcoll_status_t ucx_get(rcoll_tl_t *tl, int peer, void *laddr, size_t len,
         .cb.send = get_cb,
         .user_data = g,
     };
-    ucs_status_ptr_t req = ucp_get_nbx(tl->eps[peer], laddr, len, raddr, g->rkey, &p);
+    ucs_status_ptr_t req = ucp_get_nbx(ep, laddr, len, raddr, g->rkey, &p);
     if (UCS_PTR_IS_ERR(req)) {
         rcoll_error("ucx: RDMA read of %zu bytes from rank %d failed: %s", len, peer,
                     ucs_status_string(UCS_PTR_STATUS(req)));
@@ -627,6 +709,13 @@ static rcoll_status_t ucx_get(rcoll_tl_t *tl, int peer, void *laddr, size_t len,
 static void ucx_abort_peer(rcoll_tl_t *tl, int peer, const char *why)
 {
     if (tl->eps[peer] == NULL) {
+        /* Never connected (or closed before): nothing can be in flight,
+         * but the peer is still to be reported failed, once. */
+        if (!tl->failed[peer]) {
+            rcoll_error("ucx: giving up on rank %d (no endpoint to close): %s", peer, why);
+            tl->failed[peer] = 2;
+            tl->to_report = 1;
+        }
         return;
     }
     rcoll_error("ucx: closing the endpoint to rank %d: %s", peer, why);
@@ -686,6 +775,19 @@ static int ucx_progress(rcoll_tl_t *tl)
     return n;
 }
 
+/* A wait hears nothing from peer: make sure UCX watches it.  A peer with
+ * an endpoint is watched already (peer-failure mode: a dead peer errors the
+ * endpoint, keepalive finds a silent one); one this rank never sent to has
+ * none, so create it now, and its wire-up or keepalive will report a dead
+ * peer through ep_error_cb.  Never blocks: ucp_ep_create does not wait. */
+static void ucx_probe_peer(rcoll_tl_t *tl, int peer)
+{
+    rcoll_status_t st;
+    if (tl->eps[peer] == NULL && !tl->failed[peer] && !tl->closing) {
+        (void)ep_first_use(tl, peer, "probe", &st);
+    }
+}
+
 static unsigned ucx_caps(rcoll_tl_t *tl)
 {
     return RCOLL_TL_CAP_GET;
@@ -711,4 +813,5 @@ const rcoll_tl_ops_t rcoll_tl_ucx_ops = {
     .progress = ucx_progress,
     .caps = ucx_caps,
     .max_msg_size = ucx_max_msg_size,
+    .probe_peer = ucx_probe_peer,
 };
