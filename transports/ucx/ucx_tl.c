@@ -420,7 +420,13 @@ static rcoll_status_t ucx_connect(rcoll_tl_t *tl, int peer, const void *addr, si
 /*
  * The endpoint to peer, created now: the first send, get or probe to it
  * (off the hot path: eps[peer] was NULL).  NULL with *st set when the peer
- * has failed (or this rank closed its endpoint: abort_peer) or UCX refuses.
+ * has failed (or this rank closed its endpoint: abort_peer), or with *st =
+ * RCOLL_OK when UCX cannot create the endpoint: the peer is then taken as
+ * failed and reported from the next progress(), like an endpoint error, and
+ * the caller drops what it was to send (as a message in flight to a peer
+ * that dies is lost).  Not an error returned from send() at once: the core
+ * would act on it (revoke the communicator) before it knows which rank
+ * failed, and its peers would not learn the name.
  *
  * Every endpoint gets UCX's peer-failure handling (ucx_open turns it on for
  * the shared-memory transports, which otherwise lack it and would send
@@ -453,10 +459,15 @@ static __attribute__((noinline)) ucp_ep_h ep_first_use(struct rcoll_tl *tl, int 
     };
     ucs_status_t s = ucp_ep_create(tl->worker, &p, &tl->eps[peer]);
     if (s != UCS_OK) {
+        /* The peer cannot be reached (e.g. a dead same-node peer's FIFO is
+         * gone: "Shared memory error"): it has failed, as far as this rank
+         * can tell; reported from the next progress(), like abort_peer. */
         tl->eps[peer] = NULL;
-        rcoll_error("ucx: %s to rank %d: cannot create an endpoint: %s", what, peer,
-                    ucs_status_string(s));
-        *st = RCOLL_ERR_TRANSPORT;
+        rcoll_error("ucx: %s to rank %d: cannot create an endpoint: %s: taking the peer as failed",
+                    what, peer, ucs_status_string(s));
+        tl->failed[peer] = 2;
+        tl->to_report = 1;
+        *st = RCOLL_OK;
         return NULL;
     }
     rcoll_debug("ucx: endpoint to rank %d created (%s)", peer, what);
@@ -661,7 +672,17 @@ static rcoll_status_t ucx_get(rcoll_tl_t *tl, int peer, void *laddr, size_t len,
     rcoll_status_t st;
     ucp_ep_h ep = tl->eps[peer];
     if (ep == NULL && (ep = ep_first_use(tl, peer, "RDMA read", &st)) == NULL) {
-        return st;
+        if (st != RCOLL_OK) {
+            return st;
+        }
+        get_done_t *d = malloc(sizeof(*d));     /* the peer is unreachable: failed from progress */
+        if (d == NULL) {
+            return RCOLL_ERR_NO_MEMORY;
+        }
+        d->owner = NULL;
+        d->comp = comp;
+        done_push(tl, d, RCOLL_ERR_PEER_FAILED);
+        return RCOLL_OK;
     }
     get_ctx_t *g = calloc(1, sizeof(*g));
     if (g == NULL) {
@@ -767,7 +788,7 @@ static int ucx_progress(rcoll_tl_t *tl)
             if (tl->failed[r] == 2) {
                 tl->failed[r] = 1;
                 tl->cb.peer_error(tl->cb.arg, r, RCOLL_ERR_PEER_FAILED,
-                                  "ucx: this rank closed the endpoint (abort_peer)");
+                                  "ucx: this rank gave up on the peer (abort_peer, or no endpoint could be made)");
                 n++;
             }
         }
