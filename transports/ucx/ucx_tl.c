@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <ucp/api/ucp.h>
 #include "transport.h"
 #include "log.h"
@@ -120,7 +121,20 @@ struct rcoll_tl {
     const rcoll_auth_t  *auth;            /* the job's secret */
     peer_auth_t         *pa;              /* per peer */
     rcoll_auth_limiter_t rejects;         /* log of dropped messages */
+    double               wireup_s;        /* bound of wire_up's wait */
+    int                  wiring;          /* in wire_up: hold deliveries and error reports */
+    struct held         *held_head, **held_tail;   /* messages held meanwhile */
 };
+
+/* A message that arrived while wire_up progressed the worker from inside
+ * send() or get(): delivered from the next progress(), not into the core's
+ * send path. */
+typedef struct held {
+    struct held *next;
+    int          src;
+    size_t       len;
+    uint8_t      data[];
+} held_t;
 
 struct rcoll_tl_mr {
     ucp_mem_h memh;
@@ -167,6 +181,12 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     if (peer < 0 || tl->failed[peer] || tl->closing) {
         return;
     }
+    if (tl->wiring) {                /* inside send() or get(): report from progress() */
+        tl->failed[peer] = 2;
+        tl->to_report = 1;
+        rcoll_error("ucx: endpoint to rank %d failed: %s", peer, ucs_status_string(status));
+        return;
+    }
     tl->failed[peer] = 1;
     char reason[160];
     snprintf(reason, sizeof(reason), "UCX reports endpoint error: %s", ucs_status_string(status));
@@ -207,6 +227,21 @@ static ucs_status_t am_cb(void *arg, const void *header, size_t header_length, v
                            (unsigned long long)a->rx_win.top);
         return UCS_OK;
     }
+    if (tl->wiring) {
+        held_t *h = malloc(sizeof(*h) + length - UCX_TL_HDR);
+        if (h == NULL) {
+            rcoll__auth_reject(&tl->rejects, "ucx: out of memory holding a %zu-byte message from "
+                               "rank %u: dropped", length, src);
+            return UCS_OK;
+        }
+        h->next = NULL;
+        h->src = (int)src;
+        h->len = length - UCX_TL_HDR;
+        memcpy(h->data, d + UCX_TL_HDR, h->len);
+        *tl->held_tail = h;
+        tl->held_tail = &h->next;
+        return UCS_OK;
+    }
     tl->cb.recv(tl->cb.arg, (int)src, (const uint8_t *)data + UCX_TL_HDR, length - UCX_TL_HDR);
     return UCS_OK;
 }
@@ -235,6 +270,8 @@ static rcoll_status_t ucx_open(const rcoll_tl_params_t *p, rcoll_tl_t **out)
     tl->cb = p->cb;
     tl->auth = p->auth != NULL ? p->auth : &rcoll__auth_none;
     tl->done_tail = &tl->done_head;
+    tl->held_tail = &tl->held_head;
+    tl->wireup_s = p->config->timeout > 0 && p->config->timeout < 10 ? p->config->timeout : 10;
     tl->eps = calloc((size_t)p->size, sizeof(*tl->eps));
     tl->failed = calloc((size_t)p->size, sizeof(int));
     tl->pa = calloc((size_t)p->size, sizeof(*tl->pa));
@@ -361,6 +398,11 @@ static void ucx_close(rcoll_tl_t *tl)
                                   .flags = 0 };
         wait_request(tl, ucp_ep_close_nbx(tl->eps[r], &p));
     }
+    while (tl->held_head != NULL) {     /* messages nobody will take */
+        held_t *h = tl->held_head;
+        tl->held_head = h->next;
+        free(h);
+    }
     while (tl->done_head != NULL) {     /* completions nobody will progress */
         get_done_t *d = tl->done_head;
         tl->done_head = d->next;
@@ -417,6 +459,46 @@ static rcoll_status_t ucx_connect(rcoll_tl_t *tl, int peer, const void *addr, si
     return RCOLL_OK;
 }
 
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/*
+ * Let a new endpoint finish its wire-up before the first message goes out
+ * on it: flush it, progressing the worker, for at most wireup_s
+ * (RCOLL_TIMEOUT, at most 10 s).  Without this, UCX 1.13.1 over tcp aborts
+ * the process (ucs_fatal "unexpected error: Endpoint timeout" in
+ * ucp_get_req_handler) when the peer of an endpoint still wiring up dies
+ * with a software get of ours in flight: 9 of 12 runs of the fault matrix's
+ * ucx-tcp rndv cell; 0 of 10 with the flush.  Once per peer, off the hot
+ * path, as the endpoint creation in rcoll_init cost before.  Messages that
+ * arrive meanwhile are held and error reports deferred, both to the next
+ * progress(): this runs inside the core's send().
+ */
+static void wire_up(struct rcoll_tl *tl, int peer)
+{
+    ucp_request_param_t none = { .op_attr_mask = 0 };
+    ucs_status_ptr_t req = ucp_ep_flush_nbx(tl->eps[peer], &none);
+    if (req == NULL || UCS_PTR_IS_ERR(req)) {
+        return;
+    }
+    tl->wiring = 1;
+    double end = mono_now() + tl->wireup_s;
+    while (ucp_request_check_status(req) == UCS_INPROGRESS) {
+        ucp_worker_progress(tl->worker);
+        if (mono_now() > end) {
+            rcoll_warn("ucx: the endpoint to rank %d is not wired up after %.1f s: going on",
+                       peer, tl->wireup_s);
+            break;
+        }
+    }
+    tl->wiring = 0;
+    ucp_request_free(req);
+}
+
 /*
  * The endpoint to peer, created now: the first send, get or probe to it
  * (off the hot path: eps[peer] was NULL).  NULL with *st set when the peer
@@ -424,7 +506,7 @@ static rcoll_status_t ucx_connect(rcoll_tl_t *tl, int peer, const void *addr, si
  * RCOLL_OK when UCX cannot create the endpoint: the peer is then taken as
  * failed and reported from the next progress(), like an endpoint error, and
  * the caller drops what it was to send (as a message in flight to a peer
- * that dies is lost).  Not an error returned from send() at once: the core
+ * that dies is lost); the same when the endpoint fails during wire_up.  Not an error returned from send() at once: the core
  * would act on it (revoke the communicator) before it knows which rank
  * failed, and its peers would not learn the name.
  *
@@ -436,8 +518,8 @@ static rcoll_status_t ucx_connect(rcoll_tl_t *tl, int peer, const void *addr, si
  * it, the replies of a sw-emulated get still land after the close
  * (test/contract late_get, measured with UCX 1.13.1).
  */
-static __attribute__((noinline)) ucp_ep_h ep_first_use(struct rcoll_tl *tl, int peer,
-                                                        const char *what, rcoll_status_t *st)
+static ucp_ep_h ep_make(struct rcoll_tl *tl, int peer, const char *what, int wait,
+                        rcoll_status_t *st)
 {
     if (tl->failed[peer]) {
         rcoll_error("ucx: %s to rank %d: the peer has failed or its endpoint was closed", what, peer);
@@ -471,7 +553,21 @@ static __attribute__((noinline)) ucp_ep_h ep_first_use(struct rcoll_tl *tl, int 
         return NULL;
     }
     rcoll_debug("ucx: endpoint to rank %d created (%s)", peer, what);
+    if (wait) {
+        wire_up(tl, peer);
+        if (tl->failed[peer]) {     /* it failed meanwhile: reported from progress() */
+            *st = RCOLL_OK;
+            return NULL;
+        }
+    }
     return tl->eps[peer];
+}
+
+/* ep_make for send and get, wired up before the message goes out. */
+static __attribute__((noinline)) ucp_ep_h ep_first_use(struct rcoll_tl *tl, int peer,
+                                                        const char *what, rcoll_status_t *st)
+{
+    return ep_make(tl, peer, what, 1, st);
 }
 
 static void bounce_put(bounce_t *b)
@@ -771,7 +867,18 @@ static void ucx_abort_peer(rcoll_tl_t *tl, int peer, const char *why)
 
 static int ucx_progress(rcoll_tl_t *tl)
 {
-    int n = (int)ucp_worker_progress(tl->worker);
+    int n = 0;
+    while (tl->held_head != NULL) {     /* arrived during wire_up */
+        held_t *h = tl->held_head;
+        tl->held_head = h->next;
+        if (tl->held_head == NULL) {
+            tl->held_tail = &tl->held_head;
+        }
+        tl->cb.recv(tl->cb.arg, h->src, h->data, h->len);
+        free(h);
+        n++;
+    }
+    n += (int)ucp_worker_progress(tl->worker);
     get_done_t *d = tl->done_head;        /* a snapshot: callbacks may start more gets */
     tl->done_head = NULL;
     tl->done_tail = &tl->done_head;
@@ -805,7 +912,7 @@ static void ucx_probe_peer(rcoll_tl_t *tl, int peer)
 {
     rcoll_status_t st;
     if (tl->eps[peer] == NULL && !tl->failed[peer] && !tl->closing) {
-        (void)ep_first_use(tl, peer, "probe", &st);
+        (void)ep_make(tl, peer, "probe", 0, &st);   /* no wait: the deadline check runs this */
     }
 }
 
