@@ -44,7 +44,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <ucp/api/ucp.h>
 #include "transport.h"
 #include "log.h"
@@ -59,9 +58,11 @@
 
 
 typedef struct bounce {
-    struct bounce   *next;
+    struct bounce   *next;             /* the free list, or the queue of a peer wiring up */
     struct rcoll_tl *tl;
     int              pooled;
+    int              peer;             /* queued: to whom, and how many bytes */
+    size_t           len;
     uint8_t          data[];
 } bounce_t;
 
@@ -104,7 +105,10 @@ struct rcoll_tl {
     size_t               addr_len;
     int                  rank, size;
     const int           *node_of;
-    ucp_ep_h            *eps;             /* NULL: not created yet, or closed (failed[] set) */
+    ucp_ep_h            *eps;             /* NULL: not created yet, wiring up, or closed (failed[] set) */
+    ucp_ep_h            *wiring;          /* created, its wire-up flush not yet complete */
+    bounce_t            *q_head, **q_tail;   /* messages for peers wiring up */
+    int                  q_check;         /* a wire-up ended or a peer failed: look at the queue */
     int                 *failed;
     peer_addr_t         *peer_addr;       /* per peer, from connect() */
     uint8_t             *addrs;           /* the peers' worker addresses, one arena */
@@ -121,20 +125,7 @@ struct rcoll_tl {
     const rcoll_auth_t  *auth;            /* the job's secret */
     peer_auth_t         *pa;              /* per peer */
     rcoll_auth_limiter_t rejects;         /* log of dropped messages */
-    double               wireup_s;        /* bound of wire_up's wait */
-    int                  wiring;          /* in wire_up: hold deliveries and error reports */
-    struct held         *held_head, **held_tail;   /* messages held meanwhile */
 };
-
-/* A message that arrived while wire_up progressed the worker from inside
- * send() or get(): delivered from the next progress(), not into the core's
- * send path. */
-typedef struct held {
-    struct held *next;
-    int          src;
-    size_t       len;
-    uint8_t      data[];
-} held_t;
 
 struct rcoll_tl_mr {
     ucp_mem_h memh;
@@ -146,6 +137,9 @@ typedef struct {
     uint64_t addr;
     uint64_t len;
 } ucx_rkey_hdr_t;
+
+static void bounce_put(bounce_t *b);
+static void queue_drain(struct rcoll_tl *tl);
 
 static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -167,7 +161,7 @@ static peer_auth_t *peer_auth(struct rcoll_tl *tl, int peer)
 static int ep_rank(struct rcoll_tl *tl, ucp_ep_h ep)
 {
     for (int r = 0; r < tl->size; r++) {
-        if (tl->eps[r] == ep) {
+        if (tl->eps[r] == ep || tl->wiring[r] == ep) {
             return r;
         }
     }
@@ -181,13 +175,8 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     if (peer < 0 || tl->failed[peer] || tl->closing) {
         return;
     }
-    if (tl->wiring) {                /* inside send() or get(): report from progress() */
-        tl->failed[peer] = 2;
-        tl->to_report = 1;
-        rcoll_error("ucx: endpoint to rank %d failed: %s", peer, ucs_status_string(status));
-        return;
-    }
     tl->failed[peer] = 1;
+    tl->q_check = 1;                 /* drop what waits for its wire-up */
     char reason[160];
     snprintf(reason, sizeof(reason), "UCX reports endpoint error: %s", ucs_status_string(status));
     tl->cb.peer_error(tl->cb.arg, peer, RCOLL_ERR_PEER_FAILED, reason);
@@ -227,21 +216,6 @@ static ucs_status_t am_cb(void *arg, const void *header, size_t header_length, v
                            (unsigned long long)a->rx_win.top);
         return UCS_OK;
     }
-    if (tl->wiring) {
-        held_t *h = malloc(sizeof(*h) + length - UCX_TL_HDR);
-        if (h == NULL) {
-            rcoll__auth_reject(&tl->rejects, "ucx: out of memory holding a %zu-byte message from "
-                               "rank %u: dropped", length, src);
-            return UCS_OK;
-        }
-        h->next = NULL;
-        h->src = (int)src;
-        h->len = length - UCX_TL_HDR;
-        memcpy(h->data, d + UCX_TL_HDR, h->len);
-        *tl->held_tail = h;
-        tl->held_tail = &h->next;
-        return UCS_OK;
-    }
     tl->cb.recv(tl->cb.arg, (int)src, (const uint8_t *)data + UCX_TL_HDR, length - UCX_TL_HDR);
     return UCS_OK;
 }
@@ -270,8 +244,8 @@ static rcoll_status_t ucx_open(const rcoll_tl_params_t *p, rcoll_tl_t **out)
     tl->cb = p->cb;
     tl->auth = p->auth != NULL ? p->auth : &rcoll__auth_none;
     tl->done_tail = &tl->done_head;
-    tl->held_tail = &tl->held_head;
-    tl->wireup_s = p->config->timeout > 0 && p->config->timeout < 10 ? p->config->timeout : 10;
+    tl->q_tail = &tl->q_head;
+    tl->wiring = calloc((size_t)p->size, sizeof(*tl->wiring));
     tl->eps = calloc((size_t)p->size, sizeof(*tl->eps));
     tl->failed = calloc((size_t)p->size, sizeof(int));
     tl->pa = calloc((size_t)p->size, sizeof(*tl->pa));
@@ -282,9 +256,9 @@ static rcoll_status_t ucx_open(const rcoll_tl_params_t *p, rcoll_tl_t **out)
     }
     size_t stride = (sizeof(bounce_t) + tl->bounce_size + 63) & ~(size_t)63;
     tl->bounce_mem = calloc(UCX_BOUNCE_COUNT, stride);
-    if (!tl->eps || !tl->failed || !tl->pa || !tl->peer_addr || !tl->bounce_mem) {
-        free(tl->eps); free(tl->failed); free(tl->pa); free(tl->peer_addr); free(tl->bounce_mem);
-        free(tl);
+    if (!tl->eps || !tl->wiring || !tl->failed || !tl->pa || !tl->peer_addr || !tl->bounce_mem) {
+        free(tl->eps); free(tl->wiring); free(tl->failed); free(tl->pa); free(tl->peer_addr);
+        free(tl->bounce_mem); free(tl);
         return RCOLL_ERR_NO_MEMORY;
     }
     for (int i = 0; i < UCX_BOUNCE_COUNT; i++) {
@@ -350,8 +324,8 @@ err_worker:
 err_cleanup:
     ucp_cleanup(tl->ucp);
 err:
-    free(tl->eps); free(tl->failed); free(tl->pa); free(tl->peer_addr); free(tl->bounce_mem);
-    free(tl);
+    free(tl->eps); free(tl->wiring); free(tl->failed); free(tl->pa); free(tl->peer_addr);
+    free(tl->bounce_mem); free(tl);
     return RCOLL_ERR_TRANSPORT;
 }
 
@@ -380,6 +354,21 @@ static void ucx_close(rcoll_tl_t *tl)
     /* Deliver what is still queued, then close without a handshake: peers
      * that finished first may already be gone, and waiting for them to
      * acknowledge would stall finalize. */
+    /* Messages still waiting for a wire-up go first (bounded like
+     * wait_request: a dead peer's wire-up ends in an error). */
+    for (int i = 0; i < 10000000 && tl->q_head != NULL; i++) {
+        ucp_worker_progress(tl->worker);
+        if (tl->q_check) {
+            queue_drain(tl);
+        }
+    }
+    while (tl->q_head != NULL) {
+        bounce_t *b = tl->q_head;
+        tl->q_head = b->next;
+        rcoll_warn("ucx: finalize: a %zu-byte message to rank %d never left: its endpoint did "
+                   "not wire up", b->len, b->peer);
+        bounce_put(b);
+    }
     ucp_request_param_t none = { .op_attr_mask = 0 };
     wait_request(tl, ucp_worker_flush_nbx(tl->worker, &none));
     tl->closing = 1;
@@ -391,17 +380,16 @@ static void ucx_close(rcoll_tl_t *tl)
         g->pprev = &g->next;
     }
     for (int r = 0; r < tl->size; r++) {
+        if (tl->eps[r] == NULL && tl->wiring[r] != NULL) {
+            tl->eps[r] = tl->wiring[r];
+            tl->wiring[r] = NULL;
+        }
         if (tl->eps[r] == NULL) {
             continue;
         }
         ucp_request_param_t p = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                                   .flags = 0 };
         wait_request(tl, ucp_ep_close_nbx(tl->eps[r], &p));
-    }
-    while (tl->held_head != NULL) {     /* messages nobody will take */
-        held_t *h = tl->held_head;
-        tl->held_head = h->next;
-        free(h);
     }
     while (tl->done_head != NULL) {     /* completions nobody will progress */
         get_done_t *d = tl->done_head;
@@ -412,6 +400,7 @@ static void ucx_close(rcoll_tl_t *tl)
     ucp_worker_destroy(tl->worker);
     ucp_cleanup(tl->ucp);
     free(tl->eps);
+    free(tl->wiring);
     free(tl->failed);
     free(tl->pa);
     free(tl->peer_addr);
@@ -459,54 +448,74 @@ static rcoll_status_t ucx_connect(rcoll_tl_t *tl, int peer, const void *addr, si
     return RCOLL_OK;
 }
 
-static double mono_now(void)
+typedef struct {
+    struct rcoll_tl *tl;
+    int              peer;
+    ucp_ep_h         ep;
+} wiring_t;
+
+/* The wire-up flush of ep is over: it serves sends from now on. */
+static void wired(struct rcoll_tl *tl, int peer, ucp_ep_h ep)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    if (tl->wiring[peer] == ep) {        /* else abort_peer closed it meanwhile */
+        tl->wiring[peer] = NULL;
+        tl->eps[peer] = ep;
+        tl->q_check = 1;
+    }
+}
+
+static void wired_cb(void *request, ucs_status_t status, void *user_data)
+{
+    wiring_t *w = user_data;
+    if (status != UCS_OK) {
+        rcoll_debug("ucx: wire-up of the endpoint to rank %d ended with %s", w->peer,
+                    ucs_status_string(status));
+    }
+    wired(w->tl, w->peer, w->ep);
+    ucp_request_free(request);
+    free(w);
 }
 
 /*
- * Let a new endpoint finish its wire-up before the first message goes out
- * on it: flush it, progressing the worker, for at most wireup_s
- * (RCOLL_TIMEOUT, at most 10 s).  Without this, UCX 1.13.1 over tcp aborts
- * the process (ucs_fatal "unexpected error: Endpoint timeout" in
- * ucp_get_req_handler) when the peer of an endpoint still wiring up dies
- * with a software get of ours in flight: 9 of 12 runs of the fault matrix's
- * ucx-tcp rndv cell; 0 of 10 with the flush.  Once per peer, off the hot
- * path, as the endpoint creation in rcoll_init cost before.  Messages that
- * arrive meanwhile are held and error reports deferred, both to the next
- * progress(): this runs inside the core's send().
+ * A new endpoint serves no message until its wire-up is over: a flush of it
+ * (non-blocking; wired_cb from progress), meanwhile sends to the peer are
+ * queued (tl->q_head) and sent from progress().  Without this, UCX 1.13.1
+ * over tcp aborts the process (ucs_fatal "unexpected error: Endpoint
+ * timeout" in ucp_get_req_handler) when the peer of an endpoint still
+ * wiring up dies with a software get in flight: 9 of 12 runs of the fault
+ * matrix's ucx-tcp rndv cell (victim 0, 4 ranks) before, none on main,
+ * whose endpoints were all made and wired up in rcoll_init.
  */
-static void wire_up(struct rcoll_tl *tl, int peer)
+static void wire_up(struct rcoll_tl *tl, int peer, ucp_ep_h ep)
 {
-    ucp_request_param_t none = { .op_attr_mask = 0 };
-    ucs_status_ptr_t req = ucp_ep_flush_nbx(tl->eps[peer], &none);
-    if (req == NULL || UCS_PTR_IS_ERR(req)) {
-        return;
+    tl->wiring[peer] = ep;
+    wiring_t *w = malloc(sizeof(*w));
+    ucs_status_ptr_t req = NULL;
+    if (w != NULL) {
+        *w = (wiring_t){ tl, peer, ep };
+        ucp_request_param_t p = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+            .cb.send = wired_cb,
+            .user_data = w,
+        };
+        req = ucp_ep_flush_nbx(ep, &p);
     }
-    tl->wiring = 1;
-    double end = mono_now() + tl->wireup_s;
-    while (ucp_request_check_status(req) == UCS_INPROGRESS) {
-        ucp_worker_progress(tl->worker);
-        if (mono_now() > end) {
-            rcoll_warn("ucx: the endpoint to rank %d is not wired up after %.1f s: going on",
-                       peer, tl->wireup_s);
-            break;
-        }
+    if (w == NULL || req == NULL || UCS_PTR_IS_ERR(req)) {    /* done, or failed: an error
+                                                                 callback tells */
+        free(w);
+        wired(tl, peer, ep);
     }
-    tl->wiring = 0;
-    ucp_request_free(req);
 }
 
 /*
- * The endpoint to peer, created now: the first send, get or probe to it
- * (off the hot path: eps[peer] was NULL).  NULL with *st set when the peer
+ * The endpoint to peer, created now (or the one wiring up): the first send,
+ * get or probe to it (off the hot path: eps[peer] was NULL).  It is in
+ * eps[] only once wired up (wire_up): until then send() queues.  NULL with *st set when the peer
  * has failed (or this rank closed its endpoint: abort_peer), or with *st =
  * RCOLL_OK when UCX cannot create the endpoint: the peer is then taken as
  * failed and reported from the next progress(), like an endpoint error, and
  * the caller drops what it was to send (as a message in flight to a peer
- * that dies is lost); the same when the endpoint fails during wire_up.  Not an error returned from send() at once: the core
+ * that dies is lost).  Not an error returned from send() at once: the core
  * would act on it (revoke the communicator) before it knows which rank
  * failed, and its peers would not learn the name.
  *
@@ -518,13 +527,16 @@ static void wire_up(struct rcoll_tl *tl, int peer)
  * it, the replies of a sw-emulated get still land after the close
  * (test/contract late_get, measured with UCX 1.13.1).
  */
-static ucp_ep_h ep_make(struct rcoll_tl *tl, int peer, const char *what, int wait,
-                        rcoll_status_t *st)
+static __attribute__((noinline)) ucp_ep_h ep_first_use(struct rcoll_tl *tl, int peer,
+                                                        const char *what, rcoll_status_t *st)
 {
     if (tl->failed[peer]) {
         rcoll_error("ucx: %s to rank %d: the peer has failed or its endpoint was closed", what, peer);
         *st = RCOLL_ERR_PEER_FAILED;
         return NULL;
+    }
+    if (tl->wiring[peer] != NULL) {
+        return tl->wiring[peer];
     }
     const peer_addr_t *pa = &tl->peer_addr[peer];
     if (pa->len == 0) {
@@ -553,21 +565,10 @@ static ucp_ep_h ep_make(struct rcoll_tl *tl, int peer, const char *what, int wai
         return NULL;
     }
     rcoll_debug("ucx: endpoint to rank %d created (%s)", peer, what);
-    if (wait) {
-        wire_up(tl, peer);
-        if (tl->failed[peer]) {     /* it failed meanwhile: reported from progress() */
-            *st = RCOLL_OK;
-            return NULL;
-        }
-    }
-    return tl->eps[peer];
-}
-
-/* ep_make for send and get, wired up before the message goes out. */
-static __attribute__((noinline)) ucp_ep_h ep_first_use(struct rcoll_tl *tl, int peer,
-                                                        const char *what, rcoll_status_t *st)
-{
-    return ep_make(tl, peer, what, 1, st);
+    ucp_ep_h ep = tl->eps[peer];
+    tl->eps[peer] = NULL;
+    wire_up(tl, peer, ep);
+    return ep;
 }
 
 static void bounce_put(bounce_t *b)
@@ -597,8 +598,12 @@ static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t
     size_t total = UCX_TL_HDR + hdr_len + len;
     rcoll_status_t st;
     ucp_ep_h ep = tl->eps[peer];
-    if (ep == NULL && (ep = ep_first_use(tl, peer, "send", &st)) == NULL) {
-        return st;
+    int queue = 0;
+    if (ep == NULL) {
+        if ((ep = ep_first_use(tl, peer, "send", &st)) == NULL) {
+            return st;
+        }
+        queue = tl->eps[peer] == NULL;          /* wiring up */
     }
     peer_auth_t *a = peer_auth(tl, peer);
     if (a == NULL) {
@@ -624,6 +629,14 @@ static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t
     }
     put64(b->data, rcoll__auth_msg_mac(a->tx_key, b->data + UCX_MAC_OFF, total - UCX_MAC_OFF,
                                        UCX_TL_HDR - UCX_MAC_OFF));
+    if (queue) {
+        b->peer = peer;
+        b->len = total;
+        b->next = NULL;
+        *tl->q_tail = b;
+        tl->q_tail = &b->next;
+        return RCOLL_OK;
+    }
     ucp_request_param_t p = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                         UCP_OP_ATTR_FIELD_FLAGS,
@@ -644,6 +657,46 @@ static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t
     }
     tl->inflight++;
     return RCOLL_OK;
+}
+
+/* Send the queued messages of peers whose wire-up is over; drop those of
+ * peers that failed (reported by then). */
+static void queue_drain(struct rcoll_tl *tl)
+{
+    bounce_t **pp = &tl->q_head;
+    tl->q_check = 0;
+    while (*pp != NULL) {
+        bounce_t *b = *pp;
+        ucp_ep_h ep = tl->eps[b->peer];
+        if (ep == NULL && !tl->failed[b->peer]) {
+            pp = &b->next;
+            continue;
+        }
+        *pp = b->next;
+        if (ep == NULL || tl->failed[b->peer]) {
+            rcoll_debug("ucx: dropping a queued %zu-byte message to failed rank %d", b->len, b->peer);
+            bounce_put(b);
+            continue;
+        }
+        ucp_request_param_t p = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                            UCP_OP_ATTR_FIELD_FLAGS,
+            .cb.send = send_cb,
+            .user_data = b,
+            .flags = UCP_AM_SEND_FLAG_EAGER,
+        };
+        ucs_status_ptr_t req = ucp_am_send_nbx(ep, UCX_AM_ID, NULL, 0, b->data, b->len, &p);
+        if (req == NULL || UCS_PTR_IS_ERR(req)) {
+            if (req != NULL) {
+                rcoll_error("ucx: queued send of %zu bytes to rank %d failed: %s", b->len, b->peer,
+                            ucs_status_string(UCS_PTR_STATUS(req)));
+            }
+            bounce_put(b);
+        } else {
+            tl->inflight++;
+        }
+    }
+    tl->q_tail = pp;
 }
 
 static rcoll_status_t ucx_mem_reg(rcoll_tl_t *tl, void *addr, size_t len, unsigned access,
@@ -825,6 +878,11 @@ static rcoll_status_t ucx_get(rcoll_tl_t *tl, int peer, void *laddr, size_t len,
  * failed through a record of its own; its late callback, if any, frees it. */
 static void ucx_abort_peer(rcoll_tl_t *tl, int peer, const char *why)
 {
+    if (tl->eps[peer] == NULL && tl->wiring[peer] != NULL) {     /* its queue goes */
+        tl->eps[peer] = tl->wiring[peer];
+        tl->wiring[peer] = NULL;
+        tl->q_check = 1;
+    }
     if (tl->eps[peer] == NULL) {
         /* Never connected (or closed before): nothing can be in flight,
          * but the peer is still to be reported failed, once. */
@@ -840,6 +898,7 @@ static void ucx_abort_peer(rcoll_tl_t *tl, int peer, const char *why)
                               .flags = UCP_EP_CLOSE_FLAG_FORCE };
     ucp_ep_h ep = tl->eps[peer];
     tl->eps[peer] = NULL;
+    tl->q_check = 1;
     if (!tl->failed[peer]) {
         tl->failed[peer] = 2;
         tl->to_report = 1;
@@ -867,18 +926,10 @@ static void ucx_abort_peer(rcoll_tl_t *tl, int peer, const char *why)
 
 static int ucx_progress(rcoll_tl_t *tl)
 {
-    int n = 0;
-    while (tl->held_head != NULL) {     /* arrived during wire_up */
-        held_t *h = tl->held_head;
-        tl->held_head = h->next;
-        if (tl->held_head == NULL) {
-            tl->held_tail = &tl->held_head;
-        }
-        tl->cb.recv(tl->cb.arg, h->src, h->data, h->len);
-        free(h);
-        n++;
+    int n = (int)ucp_worker_progress(tl->worker);
+    if (tl->q_check) {
+        queue_drain(tl);
     }
-    n += (int)ucp_worker_progress(tl->worker);
     get_done_t *d = tl->done_head;        /* a snapshot: callbacks may start more gets */
     tl->done_head = NULL;
     tl->done_tail = &tl->done_head;
@@ -912,7 +963,7 @@ static void ucx_probe_peer(rcoll_tl_t *tl, int peer)
 {
     rcoll_status_t st;
     if (tl->eps[peer] == NULL && !tl->failed[peer] && !tl->closing) {
-        (void)ep_make(tl, peer, "probe", 0, &st);   /* no wait: the deadline check runs this */
+        (void)ep_first_use(tl, peer, "probe", &st);
     }
 }
 
