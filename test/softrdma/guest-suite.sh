@@ -178,13 +178,6 @@ project_tests() {
         check rxe rcoll_info-roce-v2 60 rcoll_info_shows 'rxe0.*roce.*v2'
         check siw rcoll_info-iwarp 60 rcoll_info_shows 'siw0.*iwarp'
     fi
-    if [ -x test/verbs/verbs_lazy_check ]; then
-        # Issue 11 item 5: a fixed-size verbs address, connections on first use
-        # (simultaneous connects, a put first, an unreachable peer: 10 s of it); ~20 s
-        # per device.
-        check rxe verbs_lazy_check 180 env RCOLL_NET_DEVICES=rxe0:1 test/verbs/verbs_lazy_check
-        check siw verbs_lazy_check 180 env RCOLL_NET_DEVICES=siw0:1 test/verbs/verbs_lazy_check
-    fi
     if [ -x test/contract/run.sh ]; then
         # The transport contract (test/contract): every case on verbs over each device
         # (rcoll's own backend: all of it runs only here).  UCX over rxe costs 10-60 s a
