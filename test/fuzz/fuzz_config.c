@@ -71,7 +71,15 @@ static void one_value(const rcoll_config_entry_t *e, const char *value)
     int numeric = 1;
     switch (e->type) {
     case RCOLL_CONFIG_INT:    v = *(const int *)((char *)&cfg + off); break;
-    case RCOLL_CONFIG_UINT:   v = *(const unsigned *)((char *)&cfg + off); break;
+    case RCOLL_CONFIG_UINT:
+        v = *(const unsigned *)((char *)&cfg + off);
+        /* "auto", where the entry offers it: exactly that word, nothing else */
+        if (v == RCOLL_CONFIG_UINT_AUTO) {
+            FUZZ_CHECK(e->choices != NULL && strcmp(value, "auto") == 0,
+                       "RCOLL_%s='%s' accepted as auto", e->name, value);
+            numeric = 0;
+        }
+        break;
     case RCOLL_CONFIG_SIZE:   v = *(const size_t *)((char *)&cfg + off); break;   /* exact: 64-bit mantissa */
     case RCOLL_CONFIG_DOUBLE: v = *(const double *)((char *)&cfg + off); break;
     default:                  numeric = 0; break;
