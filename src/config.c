@@ -91,6 +91,12 @@ static int enum_has(const char *choices, const char *word)
     return 0;
 }
 
+/* An unsigned setting that also takes the word "auto" (its choices say so). */
+static int uint_takes_auto(const rcoll_config_entry_t *e)
+{
+    return e->choices != NULL && enum_has(e->choices, "auto");
+}
+
 /* value within e's range?  If not, err says which range. */
 static int in_range(const rcoll_config_entry_t *e, double value, char *err, size_t errlen)
 {
@@ -125,14 +131,14 @@ rcoll_status_t rcoll_config_entry_set(rcoll_config_t *cfg, const rcoll_config_en
         break;
     case RCOLL_CONFIG_UINT:
         /* "auto" where the entry offers it: resolved later (RCOLL_CONFIG_UINT_AUTO) */
-        if (e->choices != NULL && enum_has(e->choices, "auto") && strcmp(value, "auto") == 0) {
+        if (uint_takes_auto(e) && strcmp(value, "auto") == 0) {
             *(unsigned *)field = RCOLL_CONFIG_UINT_AUTO;
             break;
         }
         l = strtol(value, &end, 10);
         if (errno || end == value || *end || l < 0 || l > 2147483647L) {
             snprintf(err, errlen, "expected a non-negative integer%s",
-                     e->choices != NULL && enum_has(e->choices, "auto") ? " or auto" : "");
+                     uint_takes_auto(e) ? " or auto" : "");
             return RCOLL_ERR_INVALID_ARG;
         }
         if (!in_range(e, (double)l, err, errlen)) {

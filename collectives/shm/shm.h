@@ -217,6 +217,11 @@ int rcoll__shm_slots_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t k);
  * if the cut changes) and return the id of its first chunk. */
 uint64_t rcoll__shm_pipe_start(rcoll__shm_t *sh, size_t piece, size_t nchunks);
 
+/* 1 once every other rank is through the chunk that used this rank's input
+ * piece of chunk g before (out_done), so it may be rewritten; else 0, with
+ * task->wait_peer set (step RCOLL__SHM_STEP_CHUNK + c). */
+int rcoll__shm_piece_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c);
+
 /* Chunk g (number c of its collective, for diagnostics) of len bytes from
  * src into this rank's input piece, once every other rank is through the
  * chunk that used the piece before, then raise in_ready to g.  0 (with

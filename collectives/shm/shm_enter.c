@@ -440,17 +440,25 @@ uint64_t rcoll__shm_pipe_start(rcoll__shm_t *sh, size_t piece, size_t nchunks)
     return g0;
 }
 
-int rcoll__shm_put_chunk(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
-                         const void *src, size_t len)
+int rcoll__shm_piece_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c)
 {
     uint64_t reuse = rcoll__shm_reuse_id(sh, g);
-    int me = sh->me;
-
     for (int q = 0; q < sh->p; q++) {
-        if (q != me && !rcoll__shm_flag_ge(&rcoll__shm_ctl(sh, q)->out_done, &sh->out_done[q], reuse)) {
+        if (q != sh->me && !rcoll__shm_flag_ge(&rcoll__shm_ctl(sh, q)->out_done, &sh->out_done[q], reuse)) {
             rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CHUNK + (uint32_t)c);
             return 0;
         }
+    }
+    return 1;
+}
+
+int rcoll__shm_put_chunk(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
+                         const void *src, size_t len)
+{
+    int me = sh->me;
+
+    if (!rcoll__shm_piece_free(task, sh, g, c)) {
+        return 0;
     }
     memcpy(rcoll__shm_in(sh, me, g), src, len);
     rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->in_ready, &sh->in_ready[me], g);

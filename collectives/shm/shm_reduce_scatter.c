@@ -100,14 +100,11 @@ static int stage_in(rcoll_task_t *task, void *state)
     rs_shm_state_t *S = state;
     rcoll__shm_t *sh = S->op.sh;
     size_t c = S->pipe.done[0], b = block_bytes(task), off, len = sub_block(sh, c, b, &off);
-    uint64_t g = S->pipe.g0 + c, reuse = rcoll__shm_reuse_id(sh, g);
+    uint64_t g = S->pipe.g0 + c;
     int me = sh->me;
 
-    for (int q = 0; q < sh->p; q++) {
-        if (q != me && !rcoll__shm_flag_ge(&rcoll__shm_ctl(sh, q)->out_done, &sh->out_done[q], reuse)) {
-            rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CHUNK + (uint32_t)c);
-            return 0;
-        }
+    if (!rcoll__shm_piece_free(task, sh, g, c)) {
+        return 0;
     }
     char *dst = rcoll__shm_in(sh, me, g);
     const char *src = task->args.sendbuf;
