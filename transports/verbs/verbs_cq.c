@@ -69,6 +69,29 @@ void rcoll__verbs_ep_fail(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_status_t s
     rcoll__verbs_ep_busy(tl, ep);       /* the upcall happens in progress() */
 }
 
+rcoll_status_t rcoll__verbs_post_failed(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, int rc, const char *what)
+{
+    struct ibv_qp_attr attr;
+    struct ibv_qp_init_attr init;
+    rcoll_status_t st = RCOLL_ERR_TRANSPORT;
+    const char *state = "";
+
+    memset(&attr, 0, sizeof(attr));
+    if (ep->qp != NULL && ibv_query_qp(ep->qp, &attr, IBV_QP_STATE, &init) == 0 &&
+        attr.qp_state != IBV_QPS_RTS) {
+        state = attr.qp_state == IBV_QPS_ERR ? " (the QP is in the error state)" :
+                " (the QP has left the ready-to-send state)";
+        if (tl->cm == RCOLL_VERBS_CM_RDMACM) {
+            /* The provider ended the connection under us: siw does so when
+             * the peer's TCP connection breaks, before any completion or
+             * rdma_cm event says it.  As for wc_error's flushes there. */
+            st = RCOLL_ERR_PEER_FAILED;
+        }
+    }
+    rcoll__verbs_ep_fail(tl, ep, st, "ibv_post_send of %s failed: %s%s", what, strerror(rc), state);
+    return ep->state == RCOLL_VERBS_EP_FAILED ? ep->fail_status : st;
+}
+
 static const char *wr_name(int kind)
 {
     switch (kind) {
@@ -88,8 +111,17 @@ static void wc_error(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, const struct ibv_wc *
      * drops the connection (drivers/infiniband/sw/siw/siw_qp_tx.c). */
     int cm_gone = tl->cm == RCOLL_VERBS_CM_RDMACM &&
                   (wc->status == IBV_WC_WR_FLUSH_ERR || wc->status == IBV_WC_LOC_QP_OP_ERR);
+    /* A WRITE or READ of ours refused for its key: the peer took back
+     * memory it had advertised and not yet released - a put's target
+     * buffer, or the credit slot it keeps for the whole connection.  A
+     * live peer does that only when it has given up on the operation; a
+     * dying one does it as its process exits (Soft-RoCE: its MRs go
+     * before its QPs).  Either way the peer has left, and that is what
+     * RCOLL_ERR_PEER_FAILED says; the message keeps the verbs status. */
+    int revoked = wc->status == IBV_WC_REM_ACCESS_ERR &&
+                  (kind == RCOLL_VERBS_WR_PUT || kind == RCOLL_VERBS_WR_CREDIT);
     rcoll_status_t st = wc->status == IBV_WC_RETRY_EXC_ERR || wc->status == IBV_WC_RNR_RETRY_EXC_ERR ||
-                        cm_gone ? RCOLL_ERR_PEER_FAILED : RCOLL_ERR_TRANSPORT;
+                        cm_gone || revoked ? RCOLL_ERR_PEER_FAILED : RCOLL_ERR_TRANSPORT;
 
     if (wc->status == IBV_WC_WR_FLUSH_ERR && ep->state == RCOLL_VERBS_EP_FAILED) {
         return;                         /* the expected aftermath of a failure */

@@ -13,6 +13,7 @@
  * Either way a message sent after the completion is processed after the data.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "verbs_int.h"
@@ -110,8 +111,7 @@ static int post_fence(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_put_t *p
     wr.wr.rdma.rkey = p->rkey;
     rc = ibv_post_send(ep->qp, &wr, &bad);
     if (rc != 0) {
-        rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_TRANSPORT,
-                             "ibv_post_send of the 1-byte RDMA READ closing a put failed: %s", strerror(rc));
+        rcoll__verbs_post_failed(tl, ep, rc, "the 1-byte RDMA READ closing a put");
         return -1;
     }
     ep->sq_avail--;
@@ -152,8 +152,9 @@ int rcoll__verbs_put_post(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
             wr.wr.rdma.rkey = p->rkey;
             rc = ibv_post_send(ep->qp, &wr, &bad);
             if (rc != 0) {
-                rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_TRANSPORT,
-                                     "ibv_post_send of a %zu-byte RDMA WRITE failed: %s", chunk, strerror(rc));
+                char what[64];
+                snprintf(what, sizeof(what), "a %zu-byte RDMA WRITE", chunk);
+                rcoll__verbs_post_failed(tl, ep, rc, what);
                 return n;
             }
             ep->sq_avail--;

@@ -8,6 +8,7 @@
  * buffer free, send() copies the message into a queue that progress()
  * drains in order: send() never blocks.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "verbs_int.h"
@@ -91,9 +92,9 @@ static rcoll_status_t post_send_type(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, uint8
             b->next = tl->sfree;
             tl->sfree = b;
         }
-        rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_TRANSPORT, "ibv_post_send of a %zu-byte SEND failed: %s",
-                             total, strerror(rc));
-        return RCOLL_ERR_TRANSPORT;
+        char what[64];
+        snprintf(what, sizeof(what), "a %zu-byte SEND", total);
+        return rcoll__verbs_post_failed(tl, ep, rc, what);
     }
     ep->sq_avail--;
     return RCOLL_OK;
@@ -153,8 +154,9 @@ static int post_credit_write(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, const char *w
     wr.wr.rdma.rkey = ep->rcredit_rkey;
     int rc = ibv_post_send(ep->qp, &wr, &bad);
     if (rc != 0) {
-        rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_TRANSPORT, "ibv_post_send of a %s WRITE failed: %s",
-                             what, strerror(rc));
+        char wr[64];
+        snprintf(wr, sizeof(wr), "a %s WRITE", what);
+        rcoll__verbs_post_failed(tl, ep, rc, wr);
         return -1;
     }
     ep->credit_inflight = 1;
