@@ -95,6 +95,16 @@ static void task_finish(rcoll_task_t *task, rcoll_status_t st)
         st = RCOLL_ERR_INTERNAL;
     }
     if (st != RCOLL_OK) {
+        /* A failure, not a timeout: tell the others (revoke.c) before the
+         * cancel below deregisters this task's receive buffers.  A member
+         * whose RDMA WRITE then meets a deregistered buffer breaks its
+         * connection with us (verbs: remote access error), and a REVOKE
+         * still queued behind it would be flushed: it would see only that
+         * we gave up, never who died. */
+        int told = st == RCOLL_ERR_PEER_FAILED || st == RCOLL_ERR_TRANSPORT;
+        if (told) {
+            rcoll__revoke_on_failure(task, st);
+        }
         rcoll_p2p_cancel_task(task);
         if (task->alg->abort != NULL) {
             task->alg->abort(task);
@@ -105,7 +115,9 @@ static void task_finish(rcoll_task_t *task, rcoll_status_t st)
         if (st == RCOLL_ERR_TIMEOUT && task->comm->revoked == RCOLL_ERR_PEER_FAILED) {
             st = RCOLL_ERR_PEER_FAILED;            /* ... or a revoke said one did */
         }
-        rcoll__revoke_on_failure(task, st);     /* tell the others (revoke.c) */
+        if (!told) {
+            rcoll__revoke_on_failure(task, st);
+        }
     }
     /* One finishing after its communicator was revoked fails too (revoke.c):
      * the others have given up on it. */
