@@ -178,6 +178,14 @@ project_tests() {
         check rxe rcoll_info-roce-v2 60 rcoll_info_shows 'rxe0.*roce.*v2'
         check siw rcoll_info-iwarp 60 rcoll_info_shows 'siw0.*iwarp'
     fi
+    if [ -x test/unit/test_verbs_device ]; then
+        # The backend's own device tests (eager, puts, the registration cache, a
+        # put into a deregistered region, a peer whose QPs vanish): they skip on
+        # the host, so this is where they run.  Up to ~40 s on rxe (its dead-peer
+        # case waits for retries).
+        check rxe verbs-device 180 env RCOLL_NET_DEVICES=rxe0:1 test/unit/test_verbs_device
+        check siw verbs-device 180 env RCOLL_NET_DEVICES=siw0:1 test/unit/test_verbs_device
+    fi
     if [ -x test/contract/run.sh ]; then
         # The transport contract (test/contract): every case on verbs over each device
         # (rcoll's own backend: all of it runs only here).  UCX over rxe costs 10-60 s a
