@@ -449,7 +449,7 @@ static void check_waiting(rcoll_tl_t *tl, double now)
         if (now > ep->deadline) {
             char where[80];
             sockaddr_str((struct sockaddr *)&ep->raddr, where, sizeof(where));
-            tl->cm_waiting--;
+            /* (ep_fail takes it off tl->cm_waiting) */
             rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_PEER_FAILED,
                                  "no rdma_cm connection %s %s within %.0f s (%d attempts)",
                                  ep->active ? "to" : "from", where, tl->conn_timeout, ep->retries + 1);
