@@ -69,12 +69,18 @@ void rcoll__verbs_ep_fail(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_status_t s
     rcoll__verbs_ep_busy(tl, ep);       /* the upcall happens in progress() */
 }
 
-rcoll_status_t rcoll__verbs_post_failed(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, int rc, const char *what)
+rcoll_status_t rcoll__verbs_post_failed(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, int rc, const char *fmt, ...)
 {
     struct ibv_qp_attr attr;
     struct ibv_qp_init_attr init;
     rcoll_status_t st = RCOLL_ERR_TRANSPORT;
     const char *state = "";
+    char what[96];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
 
     memset(&attr, 0, sizeof(attr));
     if (ep->qp != NULL && ibv_query_qp(ep->qp, &attr, IBV_QP_STATE, &init) == 0 &&
@@ -89,7 +95,7 @@ rcoll_status_t rcoll__verbs_post_failed(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, in
         }
     }
     rcoll__verbs_ep_fail(tl, ep, st, "ibv_post_send of %s failed: %s%s", what, strerror(rc), state);
-    return ep->state == RCOLL_VERBS_EP_FAILED ? ep->fail_status : st;
+    return ep->fail_status;             /* st, or the earlier failure's */
 }
 
 static const char *wr_name(int kind)

@@ -272,13 +272,14 @@ void           rcoll__verbs_mem_dereg(rcoll_tl_t *tl, rcoll_tl_mr_t *mr);
 int  rcoll__verbs_progress(rcoll_tl_t *tl);
 /* Mark a peer failed: queued work fails, posted work flushes, peer_error
  * is reported from progress().  `reason` is logged with peer and device. */
-/* ibv_post_send(ep->qp) returned rc: fail the peer (what: the work
- * request, for the message), as PEER_FAILED where the QP shows that the
- * provider ended an rdma_cm connection, else TRANSPORT.  The status the
- * peer failed with. */
-rcoll_status_t rcoll__verbs_post_failed(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, int rc, const char *what);
 void rcoll__verbs_ep_fail(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_status_t status,
                           const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* ibv_post_send(ep->qp) returned rc: fail the peer (fmt: the work request,
+ * for the message), as PEER_FAILED where the QP shows that the provider
+ * ended an rdma_cm connection, else TRANSPORT.  The status the peer failed
+ * with. */
+rcoll_status_t rcoll__verbs_post_failed(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 double rcoll__verbs_now(void);
 

@@ -13,7 +13,6 @@
  * Either way a message sent after the completion is processed after the data.
  */
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "verbs_int.h"
@@ -152,9 +151,7 @@ int rcoll__verbs_put_post(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
             wr.wr.rdma.rkey = p->rkey;
             rc = ibv_post_send(ep->qp, &wr, &bad);
             if (rc != 0) {
-                char what[64];
-                snprintf(what, sizeof(what), "a %zu-byte RDMA WRITE", chunk);
-                rcoll__verbs_post_failed(tl, ep, rc, what);
+                rcoll__verbs_post_failed(tl, ep, rc, "a %zu-byte RDMA WRITE", chunk);
                 return n;
             }
             ep->sq_avail--;

@@ -8,7 +8,6 @@
  * buffer free, send() copies the message into a queue that progress()
  * drains in order: send() never blocks.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "verbs_int.h"
@@ -92,9 +91,7 @@ static rcoll_status_t post_send_type(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, uint8
             b->next = tl->sfree;
             tl->sfree = b;
         }
-        char what[64];
-        snprintf(what, sizeof(what), "a %zu-byte SEND", total);
-        return rcoll__verbs_post_failed(tl, ep, rc, what);
+        return rcoll__verbs_post_failed(tl, ep, rc, "a %zu-byte SEND", total);
     }
     ep->sq_avail--;
     return RCOLL_OK;
@@ -154,9 +151,7 @@ static int post_credit_write(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, const char *w
     wr.wr.rdma.rkey = ep->rcredit_rkey;
     int rc = ibv_post_send(ep->qp, &wr, &bad);
     if (rc != 0) {
-        char wr[64];
-        snprintf(wr, sizeof(wr), "a %s WRITE", what);
-        rcoll__verbs_post_failed(tl, ep, rc, wr);
+        rcoll__verbs_post_failed(tl, ep, rc, "a %s WRITE", what);
         return -1;
     }
     ep->credit_inflight = 1;
