@@ -219,6 +219,13 @@ double rcoll__reduce_node_cost(const rcoll_model_t *m, size_t bytes, int nranks,
         return INFINITY;   /* offered only across nodes with > 1 rank on a node */
     }
     int nodes = (nranks + ppn - 1) / ppn, s = slices > 0 && slices < ppn ? slices : ppn;
+    /* The algorithm cuts at most one slice per element (and count >= slices):
+     * the cost sees bytes, not the datatype, so count 8-byte elements, the
+     * widest; but at least 2, as one slice is node_leader's schedule, which
+     * node_leader prices (rcoll_sim found this: 128 slices priced for 8 B). */
+    if (s > 2 && (size_t)s > bytes / 8) {
+        s = bytes / 8 > 2 ? (int)(bytes / 8) : 2;
+    }
     size_t slice = bytes / (size_t)s;
     rcoll_model_t node = *m, rail = *m;
     node.shm = m->shm_node;

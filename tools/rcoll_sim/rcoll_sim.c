@@ -1,12 +1,19 @@
 /*
- * rcoll_sim - simulated schedules: the real algorithm code of every flat
- * (point-to-point) algorithm, run on nodes x ppn ranks over the fake
- * network of sim.h, timed, and printed next to the cost model's prediction
- * for the same algorithm (its cost(), as `rcoll_info --model` prints it).
+ * rcoll_sim - simulated schedules: the real algorithm code of every
+ * point-to-point algorithm, flat and node-aware (composed), run on nodes x
+ * ppn ranks over the fake network of sim.h, timed, and printed next to the
+ * cost model's prediction for the same algorithm (its cost(), as
+ * `rcoll_info --model` prints it).  The node-aware algorithms' node-local
+ * steps run the point-to-point algorithms (shared memory is not simulated),
+ * and their prediction prices them so (the model's shm_node = 0: what
+ * `RCOLL_SHM=0` runs); they are offered only on layouts of 2+ nodes of 2+
+ * ranks.
  *
- *   rcoll_sim --nodes N --ppn P [--net NAME] [--coll C] [--alg A]
+ *   rcoll_sim --nodes N --ppn P [--net NAME] [--coll C] [--alg A] [--kind flat|node|all]
  *             [--bytes 8,4k,...] [--max-tests N] [--check F] [--skew PARAM=X] [--trace]
  *
+ * --kind: the flat algorithms only, the node-aware (composed) ones only, or
+ * both (the default).
  * --trace prints every message as the network times it (for small layouts).
  * rcoll_sim [--net NAME] --self-test: the simulator's own checks
  * (sim_selftest.c).
@@ -17,6 +24,7 @@
  * model's defaults with the configured eager limit and the --net profile's
  * inter-node figures (the tune file is not read).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +34,7 @@
 typedef struct {
     int               nodes, ppn;
     const char       *net, *alg;
+    int               kind;          /* 0 all, 1 flat, 2 node-aware */
     rcoll_coll_type_t only;
     size_t            bytes[32];
     int               nbytes;
@@ -109,6 +118,8 @@ static int parse_opts(opts_t *o, int argc, char **argv)
             ok = (o->only = rcoll_coll_find(v)) != RCOLL_COLL_LAST;
         else if (strcmp(k, "--alg") == 0)
             o->alg = v;
+        else if (strcmp(k, "--kind") == 0)
+            ok = (o->kind = !strcmp(v, "all") ? 0 : !strcmp(v, "flat") ? 1 : !strcmp(v, "node") ? 2 : -1) >= 0;
         else if (strcmp(k, "--bytes") == 0)
             ok = parse_bytes(o, v) == 0;
         else if (strcmp(k, "--max-tests") == 0)
@@ -128,16 +139,17 @@ static int parse_opts(opts_t *o, int argc, char **argv)
         return 0;
     if (o->nodes < 1 || o->ppn < 1 || (long)o->nodes * o->ppn < 2 || (long)o->nodes * o->ppn > (1L << 20)) {
         fprintf(stderr, "usage: rcoll_sim --nodes N --ppn P (2 .. 2^20 ranks) [--net NAME] [--coll C] "
-                "[--alg A] [--bytes 8,4k,...] [--max-tests N] [--check F] [--skew PARAM=X] [--trace]\n");
+                "[--alg A] [--kind flat|node|all] [--bytes 8,4k,...] [--max-tests N] [--check F] "
+                "[--skew PARAM=X] [--trace]\n");
         return -1;
     }
     return 0;
 }
 
-/* The point-to-point algorithms: neither composed nor shared memory. */
+/* The point-to-point algorithms, flat or composed of them: not shared memory. */
 static int simulable(const rcoll_alg_t *a)
 {
-    return !(a->flags & RCOLL_ALG_COMPOSED) && strncmp(a->name, "shm", 3) != 0 && a->cost != NULL;
+    return strncmp(a->name, "shm", 3) != 0 && a->cost != NULL;
 }
 
 /* Buffers are shared by all ranks but allgather's and reduce_scatter's hold
@@ -194,6 +206,11 @@ static int run_one(const opts_t *o, const rcoll_sim_params_t *sp, const rcoll_mo
     int rc, bad;
 
     snprintf(head, sizeof(head), "%-15s %-19s %9zu", rcoll_coll_name(a->coll), a->name, bytes);
+    if ((a->flags & RCOLL_ALG_COMPOSED) && isinf(pred)) {
+        printf("%s %12s %12s %8s  not offered on this layout (one node, or one rank per node)\n", head,
+               "-", "-", "-");
+        return 0;
+    }
     if (too_big(a->coll, bytes, p)) {
         printf("%s %12s %12.4g %8s  not run: buffers over 1 GiB\n", head, "-", pred * 1e6, "-");
         return 0;
@@ -229,6 +246,7 @@ int main(int argc, char **argv)
     if (rcoll_config_load(NULL, &cfg) != RCOLL_OK)
         return 2;
     m = *rcoll_selector_model();
+    m.shm = m.shm_node = 0;          /* shared memory is not simulated */
     m.eager_limit = cfg.eager_limit;
     m.segment_size = cfg.segment_size;
     if (o.net != NULL)
@@ -256,7 +274,9 @@ int main(int argc, char **argv)
             continue;
         memset(best, 0, sizeof(best));
         for (const rcoll_alg_t *const *a = rcoll_coll_algs((rcoll_coll_type_t)c); *a != NULL; a++) {
-            if (!simulable(*a) || (o.alg != NULL && strcmp(o.alg, (*a)->name) != 0))
+            int composed = ((*a)->flags & RCOLL_ALG_COMPOSED) != 0;
+            if (!simulable(*a) || (o.alg != NULL && strcmp(o.alg, (*a)->name) != 0) ||
+                (o.kind == 1 && composed) || (o.kind == 2 && !composed))
                 continue;
             for (int i = 0; i < o.nbytes; i++, lines++)
                 bad += run_one(&o, &sp, &mpred, *a, o.bytes[i], &failures, &best[i]);
@@ -265,7 +285,7 @@ int main(int argc, char **argv)
             best_print(best, &o, (rcoll_coll_type_t)c);
     }
     if (lines == 0) {
-        fprintf(stderr, "rcoll_sim: no point-to-point algorithm matches\n");
+        fprintf(stderr, "rcoll_sim: no point-to-point or node-aware algorithm matches\n");
         return 2;
     }
     if (o.check > 0)

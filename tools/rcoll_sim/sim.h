@@ -6,7 +6,8 @@
  *
  * The seam is the collectives' contract (coll.h): sim_core.c supplies the
  * core's side of it -- rcoll_task_send/recv/test/scratch, the reduction
- * kernels and the few context queries -- so each rank's progress() runs
+ * kernels, the few context queries and the node-aware algorithms' child
+ * tasks on the node and rail sub-communicators -- so each rank's progress() runs
  * unchanged, with its real peer, offset and size arithmetic, and every
  * message it posts becomes an event with a time.  What the fake network
  * charges (all figures from the rcoll_model_t, i.e. the cost model's):

@@ -2,44 +2,49 @@
  * sim_core.c - the core's side of the collectives' contract (coll.h) for
  * rcoll_sim: what src/ gives the algorithms in librcoll, here given by the
  * simulation (sim_net.c).  Nothing moves: a send or receive becomes an
- * event, a reduction only costs time.  The composed (node-aware) and
- * shared-memory algorithms need more of the core (child tasks, shm
- * segments); here those calls fail with RCOLL_ERR_NOT_SUPPORTED, so such an
- * algorithm cannot appear to run: rcoll_sim leaves them out.
+ * event, a reduction only costs time.  The composed (node-aware)
+ * algorithms' children run on the node's and the rail's sub-communicators
+ * (sim_net.c runs them beside their parent), each with the point-to-point
+ * algorithm the selector picks for it from the model without shared memory
+ * (what RCOLL_SHM=0 runs).  The shared-memory algorithms are not simulated:
+ * no segment is ever made, and rcoll_sim leaves them out.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "sim_int.h"
 #include "reduce.h"
 #include "auth.h"
 #include "fault_hook.h"
+#include "selector.h"
 
 rcoll_status_t rcoll_task_send(rcoll_task_t *task, int peer, uint32_t step, const void *buf, size_t len)
 {
     (void)buf;
-    return sim_post(sim_of_task(task), peer, step, len, 1);
+    return sim_post(sim_of_task(task), task, peer, step, len, 1);
 }
 
 rcoll_status_t rcoll_task_recv(rcoll_task_t *task, int peer, uint32_t step, void *buf, size_t len)
 {
     (void)buf;
-    return sim_post(sim_of_task(task), peer, step, len, 0);
+    return sim_post(sim_of_task(task), task, peer, step, len, 0);
 }
 
-/* OK once every op is matched and this rank's clock has reached the last
- * completion; otherwise the event loop runs this rank again later. */
+/* OK once every op of the task is matched and this rank's clock has
+ * reached the task's last completion; otherwise the event loop runs this
+ * rank again later (at that completion, if every op is matched). */
 rcoll_status_t rcoll_task_test(rcoll_task_t *task)
 {
     sim_t *s = sim_of_task(task);
     sim_rank_t *R = &s->ranks[s->cur];
 
     s->res->tests++;
-    if (R->pending > 0)
+    if (SIM_TASK_PENDING(task) > 0)
         return RCOLL_INPROGRESS;
-    if (R->tdone > R->clock) {
-        R->clock = R->tdone;
-        R->state = SIM_REQUEUE;
+    if (SIM_TASK_TDONE(task) > R->clock) {
+        if (SIM_TASK_TDONE(task) < R->wake)
+            R->wake = SIM_TASK_TDONE(task);
         return RCOLL_INPROGRESS;
     }
     return RCOLL_OK;
@@ -124,7 +129,9 @@ int rcoll_comm_nnodes(const rcoll_comm_t *comm)
 
 int rcoll_comm_node(const rcoll_comm_t *comm, int r)
 {
-    return r >= 0 && r < comm->size ? r / comm->ctx->sim->sp->ppn : -1;
+    const sim_t *s = comm->ctx->sim;
+
+    return r >= 0 && r < comm->size ? sim_global_rank(s, comm, r) / s->sp->ppn : -1;
 }
 
 rcoll_comm_t *rcoll_comm_world(rcoll_context_t *ctx)
@@ -132,31 +139,119 @@ rcoll_comm_t *rcoll_comm_world(rcoll_context_t *ctx)
     return &ctx->sim->comm;
 }
 
-/* ---- not simulated: the composed and shared-memory algorithms ---- */
+/* ---- the composed algorithms' children ---- */
 
+/* Made in sim_net.c (node_comms, rail_comms) and pointed to before each
+ * progress() call. */
 rcoll_status_t rcoll_comm_node_subcomms(rcoll_comm_t *comm)
 {
     (void)comm;
-    return RCOLL_ERR_NOT_SUPPORTED;
+    return RCOLL_OK;
+}
+
+/* The child's algorithm: the cheapest under the simulation's model (no
+ * shared memory) for the sub-communicator, as rcoll_select picks when
+ * nothing is forced and no tune file is read.  A child of one rank or of
+ * no data is complete at once, as rcoll_task_post makes it. */
+static const rcoll_alg_t *child_alg(const rcoll_comm_t *sub, const rcoll_coll_args_t *a,
+                                    const rcoll_model_t *m)
+{
+    size_t bytes = a->count * rcoll_datatype_size(a->dtype);
+
+    if (sub->size < 2 || (a->count == 0 && a->type != RCOLL_COLL_BARRIER))
+        return NULL;
+    return rcoll_select_by_cost(a->type, m, bytes, sub->size,
+                                sub->sub_kind == RCOLL_SUB_NODE ? sub->size : 1);
 }
 
 rcoll_status_t rcoll_task_child_post(rcoll_task_t *parent, rcoll_comm_t *sub,
                                      const rcoll_coll_args_t *args, rcoll_task_t **child)
 {
-    (void)parent, (void)sub, (void)args;
+    sim_t *s = sim_of_task(parent);
+    sim_rank_t *R = &s->ranks[s->cur];
+    int kind = sub->sub_kind;
+    rcoll_task_t *c;
+
     *child = NULL;
-    return RCOLL_ERR_NOT_SUPPORTED;
+    if (kind != RCOLL_SUB_NODE && kind != RCOLL_SUB_RAIL) {
+        sim_fail(s, "rank %d: %s posts a child on a communicator that is not a sub-communicator",
+                 s->cur, parent->alg->name);
+        return RCOLL_ERR_INTERNAL;
+    }
+    if (R->nlive == SIM_MAX_LIVE) {
+        sim_fail(s, "rank %d: %s has more than %d children in flight", s->cur, parent->alg->name,
+                 SIM_MAX_LIVE);
+        return RCOLL_ERR_INTERNAL;
+    }
+    if ((c = calloc(1, sizeof(*c))) == NULL) {
+        sim_fail(s, "out of memory for a child task");
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    c->args = *args;
+    c->comm = sub;
+    c->ctx = parent->ctx;
+    c->alg = child_alg(sub, args, s->sp->model);
+    c->seq = (uint32_t)kind << 24 | ++R->nchild[kind];     /* its message channel, never 0 */
+    c->wait_peer = -1;
+    c->wait_step = (uint32_t)-1;
+    c->status = RCOLL_INPROGRESS;
+    if (c->alg == NULL) {
+        if (sub->size >= 2 && (args->count > 0 || args->type == RCOLL_COLL_BARRIER)) {
+            sim_fail(s, "rank %d: no point-to-point %s for a sub-communicator of %d ranks", s->cur,
+                     rcoll_coll_name(args->type), sub->size);
+            free(c);
+            return RCOLL_ERR_NOT_SUPPORTED;
+        }
+        c->status = RCOLL_OK;
+        c->done = 1;
+    }
+    R->live[R->nlive++] = c;
+    R->composed = 1;
+    parent->progress_count++;
+    *child = c;
+    return RCOLL_OK;
+}
+
+static void child_release(sim_t *s, rcoll_task_t *c)
+{
+    sim_rank_t *R = &s->ranks[s->cur];
+
+    for (int i = 0; i < R->nlive; i++) {
+        if (R->live[i] == c) {
+            memmove(&R->live[i], &R->live[i + 1], (size_t)(R->nlive - i - 1) * sizeof(R->live[0]));
+            R->nlive--;
+            break;
+        }
+    }
+    free(c);
 }
 
 rcoll_status_t rcoll_task_child_test(rcoll_task_t *parent, rcoll_task_t **child, const char *step)
 {
-    (void)parent, (void)child, (void)step;
-    return RCOLL_ERR_NOT_SUPPORTED;
+    sim_t *s = sim_of_task(parent);
+    rcoll_task_t *c = *child;
+    rcoll_status_t st;
+
+    if (c == NULL)
+        return RCOLL_OK;
+    if (!c->done)
+        return RCOLL_INPROGRESS;
+    st = c->status;
+    if (st != RCOLL_OK)
+        sim_fail(s, "rank %d: %s failed at step '%s': its %s (%s) on a sub-communicator of %d ranks "
+                 "returned %s", s->cur, parent->alg->name, step, rcoll_coll_name(c->args.type),
+                 c->alg != NULL ? c->alg->name : "-", c->comm->size, rcoll_strerror(st));
+    child_release(s, c);
+    *child = NULL;
+    parent->progress_count++;
+    return st;
 }
 
 void rcoll_task_child_abort(rcoll_task_t *parent, rcoll_task_t **child, const char *step)
 {
-    (void)parent, (void)step;
+    (void)step;
+    if (*child != NULL)
+        child_release(sim_of_task(parent), *child);
     *child = NULL;
 }
 

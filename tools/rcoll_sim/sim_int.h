@@ -15,36 +15,57 @@ struct rcoll_context {
     struct sim    *sim;
 };
 
-enum { SIM_RUN = 0, SIM_REQUEUE, SIM_BLOCKED, SIM_DONE };
+enum { SIM_RUN = 0, SIM_QUEUED, SIM_BLOCKED, SIM_DONE };
+
+/* Children a rank may have in flight at once: two streams of
+ * RCOLL_COMPOSE_WINDOW (engines/compose.h). */
+#define SIM_MAX_LIVE 8
 
 typedef struct sim_rank {
-    double   clock;       /* s: this rank's time */
-    double   tdone;       /* latest completion among ops since the last successful test */
+    double   clock;       /* s: this rank's time (where its last run ended) */
+    double   due;         /* s: when it runs next (its key on the heap) */
+    double   wake;        /* during a run: the earliest completion after clock that a
+                           * test found (the rank runs again then); INFINITY if none */
     double   port;        /* its send port is free from */
-    int      pending;     /* ops posted, not yet matched */
+    int      pending;     /* ops posted by any of its tasks, not yet matched */
     int      state;
+    int      hpos;        /* its index on the heap while SIM_QUEUED */
+    /* composed (node-aware) algorithms: the child tasks in flight, in the
+     * order they were posted, children posted so far per sub-communicator
+     * kind (their message channel), and this rank's view of the world
+     * communicator's turns (engines/compose.c keeps them in the shared
+     * communicator, which here all ranks share) */
+    int           composed, nlive;
+    rcoll_task_t *live[SIM_MAX_LIVE];
+    uint32_t      nchild[3];
+    uint32_t      compose_next, compose_done;
+    uint64_t      compose_dead;
 } sim_rank_t;
 
 /* A message end waiting for the other: a send (eager: already delivered
- * at t; rendezvous: posted at t) or a receive (posted at t). */
+ * at t; rendezvous: posted at t) or a receive (posted at t).  key: the
+ * task's channel (0 for the top-level task; a child's: its sub-communicator
+ * kind and posting index) over the algorithm's step. */
 typedef struct sim_msg {
-    int      src, dst;
-    uint32_t tag;
-    int      kind;        /* SIM_MSG_EAGER, SIM_MSG_RNDV, SIM_MSG_RECV */
-    size_t   len;
-    double   t;
-    long     seq;         /* a send's posting order */
-    int      next;        /* chain in the bucket or the free list; -1 ends */
+    int           src, dst;
+    uint64_t      key;
+    int           kind;        /* SIM_MSG_EAGER, SIM_MSG_RNDV, SIM_MSG_RECV */
+    size_t        len;
+    double        t;
+    long          seq;         /* a send's posting order */
+    rcoll_task_t *task;        /* the task that posted this end */
+    int           next;        /* chain in the bucket or the free list; -1 ends */
 } sim_msg_t;
 
 /* A rendezvous transfer whose two ends are posted: it takes the sender's
  * port and the links at t (the later end's posting + rndv_extra), in time
  * order and, at equal times, in the order the sends were posted. */
 typedef struct sim_grant {
-    double   t;
-    long     seq;
-    int      src, dst;
-    size_t   len;
+    double        t;
+    long          seq;
+    int           src, dst;
+    size_t        len;
+    rcoll_task_t *src_task, *dst_task;
 } sim_grant_t;
 
 enum { SIM_MSG_EAGER = 1, SIM_MSG_RNDV, SIM_MSG_RECV };
@@ -52,6 +73,10 @@ enum { SIM_MSG_EAGER = 1, SIM_MSG_RNDV, SIM_MSG_RECV };
 typedef struct sim {
     struct rcoll_context      ctx;
     rcoll_comm_t              comm;      /* one for all: rank set before each progress() */
+    /* the node-aware algorithms' sub-communicators, one per node and one
+     * per rail (local rank), shared by their members like comm: their rank
+     * and comm's node_comm / rail_comm are set before each progress() */
+    rcoll_comm_t             *node_comms, *rail_comms;
     const rcoll_sim_params_t *sp;
     rcoll_sim_result_t       *res;
     rcoll_task_t             *tasks;
@@ -85,8 +110,16 @@ static inline sim_t *sim_of_task(const rcoll_task_t *task)
     return task->ctx->sim;
 }
 
-/* sim_net.c: a send or receive posted by rank task->comm->rank now. */
-rcoll_status_t sim_post(sim_t *s, int peer, uint32_t tag, size_t len, int is_send);
+/* sim_net.c: a send or receive posted by task (of the rank running now)
+ * to or from peer, a rank of task->comm. */
+rcoll_status_t sim_post(sim_t *s, rcoll_task_t *task, int peer, uint32_t step, size_t len, int is_send);
+/* The rank of the world (0 .. p-1) that is rank r of comm (the world or
+ * one of the sub-communicators). */
+int sim_global_rank(const sim_t *s, const rcoll_comm_t *comm, int r);
+/* A task's ops: pending count and latest completion, in the core's fields
+ * of the task (the algorithms never touch them). */
+#define SIM_TASK_PENDING(t) ((t)->npending)
+#define SIM_TASK_TDONE(t)   ((t)->last_progress)
 /* The rank running now, for the calls that carry no task (reductions):
  * set by the event loop around each progress() call. */
 sim_t *sim_current(void);
