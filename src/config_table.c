@@ -108,8 +108,9 @@ static const rcoll_config_entry_t verbs_table[] = {
       "empty: the active device nearest to the process", RCOLL_CONFIG_STRING, F(net_devices), NULL, 0 },
     { "IB_GID_INDEX", "-1", "RoCE GID index to use; -1: prefer RoCE v2 IPv4-mapped, then v2 "
       "global IPv6, then v1", RCOLL_CONFIG_INT, F(ib_gid_index), NULL, 0, .min = -1, .max = 255 },
-    { "VERBS_CM", "auto", "Connection set-up for raw verbs: auto (rdma_cm for iWARP, out-of-band "
-      "QP exchange for IB/RoCE), rdmacm, or oob", RCOLL_CONFIG_ENUM, F(verbs_cm), "auto|rdmacm|oob", 0 },
+    { "VERBS_CM", "auto", "Connection set-up for raw verbs: auto or rdmacm (rdma_cm on every device "
+      "kind, connections on first use), or oob (IB/RoCE without IP addresses: QPs for every peer at "
+      "start-up)", RCOLL_CONFIG_ENUM, F(verbs_cm), "auto|rdmacm|oob", 0 },
     { "RCACHE", "1", "Cache memory registrations of user buffers",
       RCOLL_CONFIG_BOOL, F(rcache), NULL, 0 },
     { "RCACHE_MAX", "1g", "Most bytes the registration cache keeps registered",

@@ -81,13 +81,14 @@ int auth_cm_forge(const uint8_t *vaddr, size_t len, uint32_t claimed, uint32_t t
         fprintf(stderr, "FAIL auth_check --verbs: cannot create the forger's QP\n");
         return -1;
     }
-    /* magic, src, dst, nonce, mac: the layout of verbs_cm.c with a made-up mac */
-    uint8_t priv[28];
+    /* magic, src, dst, nonce, credit slot (address, rkey), mac: the layout of
+     * verbs_cm.c with a made-up mac */
+    uint8_t priv[40] = { 0 };
     uint32_t v32[3] = { CM_MAGIC, claimed, target };
     uint64_t nonce = 0x1122334455667788ULL, mac = 0xdeadbeefcafef00dULL;
     memcpy(priv, v32, 12);
     memcpy(priv + 12, &nonce, 8);
-    memcpy(priv + 20, &mac, 8);
+    memcpy(priv + 32, &mac, 8);
     struct rdma_conn_param p = { .private_data = priv, .private_data_len = sizeof(priv),
                                  .responder_resources = 1, .initiator_depth = 1,
                                  .retry_count = 6, .rnr_retry_count = 3 };

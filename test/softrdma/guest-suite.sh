@@ -186,6 +186,13 @@ project_tests() {
         check rxe verbs-device 180 env RCOLL_NET_DEVICES=rxe0:1 test/unit/test_verbs_device
         check siw verbs-device 180 env RCOLL_NET_DEVICES=siw0:1 test/unit/test_verbs_device
     fi
+    if [ -x test/verbs/verbs_lazy_check ]; then
+        # Issue 11 item 5: a fixed-size verbs address, connections on first use
+        # (simultaneous connects, a put first, an unreachable peer: 10 s of it); ~20 s
+        # per device.
+        check rxe verbs_lazy_check 180 env RCOLL_NET_DEVICES=rxe0:1 test/verbs/verbs_lazy_check
+        check siw verbs_lazy_check 180 env RCOLL_NET_DEVICES=siw0:1 test/verbs/verbs_lazy_check
+    fi
     if [ -x test/contract/run.sh ]; then
         # The transport contract (test/contract): every case on verbs over each device
         # (rcoll's own backend: all of it runs only here).  UCX over rxe costs 10-60 s a

@@ -8,17 +8,21 @@
  *    16    8 credit slots address      24 4 zero (was one rkey for all slots)
  *    28    4 psn           32 2 lid    34 1 port   35 1 active mtu (enum)
  *    36   16 gid
- *    52      oob:     size x 4 bytes: the QPN this rank created for each peer
- *            rdma_cm: 1 family, 1 zero, 2 port (network order), 16 address
- *    then    size x 4 bytes: the rkey of each peer's own credit slot
+ *    52      rdma_cm: 1 family, 1 zero, 2 port (network order), 16 address;
+ *            72 bytes in all, whatever the job size
+ *            oob:     size x 4 bytes: the QPN this rank created for each peer,
+ *            then size x 4 bytes: the rkey of each peer's own credit slot
  *
  * Each peer may write only its own 4-byte credit slot: a memory region per
- * slot, its rkey given to that peer alone (docs/security.md).
+ * slot, its rkey given to that peer alone (docs/security.md): with rdma_cm
+ * in the connection's private data (verbs_cm.c), with oob in the blob.
  *
- * oob (IB, RoCE): every QP exists from open() on, so one blob carries each
- * peer's QPN and connect() finishes INIT->RTR->RTS at once.  rdma_cm
- * (iWARP, or RCOLL_VERBS_CM=rdmacm): the blob names this rank's listener;
- * the lower rank of a pair connects, the higher accepts, from progress().
+ * rdma_cm (the default, any device kind): the blob names this rank's
+ * listener; connect() records it and the connection is made on first use
+ * (verbs_cm.c).  oob (RCOLL_VERBS_CM=oob, IB or RoCE without IP addresses on
+ * the device): every QP exists from open() on, so one blob carries each
+ * peer's QPN and connect() finishes INIT->RTR->RTS at once; its size and the
+ * QPs grow with the job.
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -26,14 +30,15 @@
 #include "verbs_int.h"
 
 #define ADDR_MAGIC   'V'
-#define ADDR_VERSION 2
+#define ADDR_VERSION 3
 #define ADDR_FIXED   52
 #define ADDR_CM_LEN  20
 
 rcoll_status_t rcoll__verbs_addr_pack(rcoll_tl_t *tl)
 {
-    size_t part = tl->cm == RCOLL_VERBS_CM_OOB ? 4 * (size_t)tl->size : ADDR_CM_LEN;
-    size_t len = ADDR_FIXED + part + 4 * (size_t)tl->size;
+    int oob = tl->cm == RCOLL_VERBS_CM_OOB;
+    size_t part = oob ? 4 * (size_t)tl->size : ADDR_CM_LEN;
+    size_t len = ADDR_FIXED + part + (oob ? 4 * (size_t)tl->size : 0);
     uint8_t *b = calloc(1, len);
 
     if (b == NULL) {
@@ -48,7 +53,7 @@ rcoll_status_t rcoll__verbs_addr_pack(rcoll_tl_t *tl)
     rcoll__verbs_put_u32(b + 8, (uint32_t)tl->size);
     rcoll__verbs_put_u32(b + 12, (uint32_t)tl->depth);
     rcoll__verbs_put_u64(b + 16, (uintptr_t)tl->credit_slots);
-    for (int p = 0; p < tl->size; p++) {
+    for (int p = 0; oob && p < tl->size; p++) {
         rcoll__verbs_put_u32(b + ADDR_FIXED + part + 4 * (size_t)p, tl->slot_mrs[p]->rkey);
     }
     rcoll__verbs_put_u32(b + 28, tl->psn);
@@ -128,17 +133,18 @@ rcoll_status_t rcoll__verbs_addr_connect(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep,
         return RCOLL_ERR_PROTOCOL;
     }
     ep->credit.depth = depth;           /* our window: the peer's receive buffers */
-    size_t part = tl->cm == RCOLL_VERBS_CM_OOB ? 4 * (size_t)tl->size : ADDR_CM_LEN;
-    if (len != ADDR_FIXED + part + 4 * (size_t)tl->size) {
-        rcoll_error("verbs: peer %d: address of %zu bytes, expected %zu", peer, len,
-                    ADDR_FIXED + part + 4 * (size_t)tl->size);
+    int oob = tl->cm == RCOLL_VERBS_CM_OOB;
+    size_t part = oob ? 4 * (size_t)tl->size : ADDR_CM_LEN;
+    size_t want = ADDR_FIXED + part + (oob ? 4 * (size_t)tl->size : 0);
+    if (len != want) {
+        rcoll_error("verbs: peer %d: address of %zu bytes, expected %zu", peer, len, want);
         return RCOLL_ERR_PROTOCOL;
     }
-    ep->rcredit_addr = rcoll__verbs_get_u64(b + 16) + 4 * (uint64_t)tl->rank;
-    ep->rcredit_rkey = rcoll__verbs_get_u32(b + ADDR_FIXED + part + 4 * (size_t)tl->rank);
-    ep->have_addr = 1;
 
-    if (tl->cm == RCOLL_VERBS_CM_OOB) {
+    if (oob) {
+        ep->rcredit_addr = rcoll__verbs_get_u64(b + 16) + 4 * (uint64_t)tl->rank;
+        ep->rcredit_rkey = rcoll__verbs_get_u32(b + ADDR_FIXED + part + 4 * (size_t)tl->rank);
+        ep->have_addr = 1;
         uint32_t qpn = rcoll__verbs_get_u32(b + ADDR_FIXED + 4 * (size_t)tl->rank);
         rcoll_status_t st = rcoll__verbs_qp_post_recvs(tl, ep);
         if (st == RCOLL_OK) {
@@ -159,5 +165,11 @@ rcoll_status_t rcoll__verbs_addr_connect(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep,
         return RCOLL_ERR_PROTOCOL;
     }
     cm_sockaddr(b + ADDR_FIXED, &ep->raddr);
-    return rcoll__verbs_cm_start(tl, ep);
+    ep->have_addr = 1;
+    if (ep->state == RCOLL_VERBS_EP_CONNECTING) {
+        rcoll__verbs_cm_maybe_connected(tl, ep);   /* it connected to us before connect() */
+    } else if (!rcoll_list_empty(&ep->pending) || ep->puts_unposted > 0) {
+        rcoll__verbs_cm_want(tl, ep);              /* sent to before connect() */
+    }
+    return RCOLL_OK;
 }

@@ -1,14 +1,18 @@
 /*
  * verbs_close.c - a graceful end, before close() destroys anything.
  *
- * 1. Drain: progress until every connected peer's queued sends and puts are
- *    posted and every posted work request has completed, so nothing we sent
+ * 1. Drain: progress until every connected (or connecting) peer's queued
+ *    sends and puts are posted and every posted work request has completed, so nothing we sent
  *    is lost when the QP goes away.
- * 2. rdma_cm: send each peer a BYE, then rdma_disconnect and wait for the
- *    DISCONNECTED events.  Destroying a connected iWARP id is an abrupt close
- *    that can drop data a SEND completion already reported (an iWARP SEND
- *    completes once in TCP); a graceful disconnect delivers it first.  The
- *    BYE tells the peer that the disconnect is a departure, not a failure.
+ * 2. rdma_cm: send each peer a BYE, then rdma_disconnect, and on iWARP wait
+ *    for the DISCONNECTED events.  Destroying a connected iWARP id is an
+ *    abrupt close that can drop data a SEND completion already reported (an
+ *    iWARP SEND completes once in TCP); a graceful disconnect delivers it
+ *    first.  On IB and RoCE a completion means the peer's HCA acknowledged
+ *    the data, and the DISCONNECTED event would wait for the peer to call
+ *    rdma_disconnect itself (its DREP), up to the 10 s below when it is busy
+ *    elsewhere: nothing to wait for.  The BYE tells the peer that the
+ *    disconnect is a departure, not a failure.
  * All of it within min(RCOLL_TIMEOUT, 10 s); no upcalls to the core meanwhile.
  */
 #include <stdlib.h>
@@ -18,6 +22,9 @@
 
 static int ep_quiet(const rcoll_tl_t *tl, const rcoll_verbs_ep_t *ep)
 {
+    if (ep->state == RCOLL_VERBS_EP_CONNECTING) {   /* what was sent while it connects */
+        return rcoll_list_empty(&ep->pending) && ep->puts_unposted == 0;
+    }
     return ep->state != RCOLL_VERBS_EP_CONNECTED || ep->peer == tl->rank ||
            (rcoll_list_empty(&ep->pending) && ep->puts_unposted == 0 &&
             ep->sq_avail == tl->sq_depth && !ep->credit_inflight);
@@ -97,6 +104,10 @@ void rcoll__verbs_drain(rcoll_tl_t *tl)
         rcoll_verbs_ep_t *ep = &tl->eps[p];
         flags[p] = p != tl->rank && ep->cm_id != NULL && ep->qp_ready &&
                    rdma_disconnect(ep->cm_id) == 0;
+    }
+    if (tl->port.kind != RCOLL_VERBS_KIND_IWARP) {
+        free(flags);
+        return;
     }
     if (!wait_until(tl, end, disc_cb, flags)) {
         rcoll_debug("verbs: close on %s: some peers did not confirm the disconnect", tl->port.dev);

@@ -1,20 +1,31 @@
 /*
- * verbs_cm.c - connection set-up through rdma_cm (iWARP always; RoCE or IB
- * with RCOLL_VERBS_CM=rdmacm).  An iWARP QP cannot be moved to RTR by hand.
+ * verbs_cm.c - connection set-up through rdma_cm, on every device kind by
+ * default (RCOLL_VERBS_CM=auto; iWARP has no other way: its QPs cannot be
+ * moved to RTR by hand), connections made on first use.
  *
  * Each rank listens on an IP address of its device (found by binding to the
  * addresses of the host's interfaces until one lands on the device) and
- * publishes it.  For each pair the lower rank connects and the higher
- * accepts.  Everything runs from progress() on a non-blocking event
+ * publishes it: the address blob is the same size for any job size.
+ * connect() only records a peer's listener; the first send or put to a peer
+ * (rcoll__verbs_cm_want) starts a connection, and what was sent meanwhile is
+ * queued in order and posted once it is made.  Either rank of a pair may
+ * connect; when both do at once, the lower rank's request wins: the higher
+ * rank gives up its own attempt and accepts, the lower rank refuses the
+ * higher one's request (quietly: that is no attack), so one connection
+ * results.  Everything runs from progress() on a non-blocking event
  * channel; a failed attempt is retried with back-off until the deadline
  * (RCOLL_TIMEOUT, or 300 s when that is 0), after which the peer is
- * reported failed.
+ * reported failed, naming the step the set-up was waiting for.
  *
  * The listener is reachable by anyone who can reach its IP port, so the
  * private data proves who connects (docs/security.md), little-endian:
- *   0 magic (4)   4 src rank (4)   8 dst rank (4)   12 nonce (8)   20 mac (8)
- * mac is SipHash-2-4 of bytes 0..19 under the key of the pair (src, dst)
- * for "cm", derived from the job's secret (common/auth.h).  The request
+ *   0 magic (4)   4 src rank (4)   8 dst rank (4)   12 nonce (8)
+ *  20 credit slot address (8)   28 its rkey (4)   32 mac (8)
+ * mac is SipHash-2-4 of bytes 0..31 under the key of the pair (src, dst)
+ * for "cm", derived from the job's secret (common/auth.h).  The credit slot
+ * is the sender's 4 bytes that the receiver may RDMA WRITE its credit
+ * reports into (one memory region per peer, registered when that peer is
+ * first connected): the blob carries no per-peer field.  The request
  * carries a fresh random nonce per attempt; the listener checks the proof,
  * that dst is itself and that it has not accepted this nonce before, and
  * only then touches the endpoint (an earlier attempt's QP is torn down only
@@ -33,8 +44,9 @@
 
 #define CM_MAGIC       0x52434d32u   /* "RCM2": a connection request */
 #define CM_MAGIC_ACK   0x52434132u   /* "RCA2": its accept */
-#define CM_PRIV_LEN    28
-#define CM_MAC_OFF     20
+#define CM_PRIV_LEN    40              /* fits IB's 56-byte REQ private data */
+#define CM_SLOT_OFF    20
+#define CM_MAC_OFF     32
 #define CM_RESOLVE_MS  5000
 
 static void sockaddr_str(const struct sockaddr *sa, char *buf, size_t len)
@@ -174,12 +186,34 @@ static int cm_check(const rcoll_tl_t *tl, const uint8_t *priv, size_t len, uint3
     return 1;
 }
 
-static void conn_param(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, struct rdma_conn_param *p, uint8_t *priv)
+/* The memory region of peer's credit slot (only peer may write it), made
+ * when the peer is first connected; NULL if registering failed. */
+static struct ibv_mr *slot_mr(rcoll_tl_t *tl, int peer)
+{
+    if (tl->slot_mrs[peer] == NULL) {
+        tl->slot_mrs[peer] = rcoll__verbs_reg(tl, &tl->credit_slots[peer], sizeof(tl->credit_slots[peer]),
+                                              IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+                                              "a peer's credit slot");
+    }
+    return tl->slot_mrs[peer];
+}
+
+/* Where the peer's credit reports to us go, from its genuine private data. */
+static void take_slot(rcoll_verbs_ep_t *ep, const uint8_t *priv)
+{
+    ep->rcredit_addr = rcoll__verbs_get_u64(priv + CM_SLOT_OFF);
+    ep->rcredit_rkey = rcoll__verbs_get_u32(priv + CM_SLOT_OFF + 8);
+}
+
+static void conn_param(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, struct rdma_conn_param *p, uint8_t *priv,
+                       const struct ibv_mr *slot)
 {
     rcoll__verbs_put_u32(priv, ep->active ? CM_MAGIC : CM_MAGIC_ACK);
     rcoll__verbs_put_u32(priv + 4, (uint32_t)tl->rank);
     rcoll__verbs_put_u32(priv + 8, (uint32_t)ep->peer);
     rcoll__verbs_put_u64(priv + 12, ep->cm_nonce);
+    rcoll__verbs_put_u64(priv + CM_SLOT_OFF, (uintptr_t)&tl->credit_slots[ep->peer]);
+    rcoll__verbs_put_u32(priv + CM_SLOT_OFF + 8, slot->rkey);
     rcoll__verbs_put_u64(priv + CM_MAC_OFF, cm_mac(tl, tl->rank, ep->peer, priv));
     memset(p, 0, sizeof(*p));
     p->private_data = priv;
@@ -197,6 +231,7 @@ static void start_active(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
     char where[80];
 
     ep->retry_at = 0;
+    ep->cm_step = "resolving its address";
     if (rcoll__auth_random(&ep->cm_nonce, sizeof(ep->cm_nonce)) != RCOLL_OK) {
         ep->retry_at = rcoll__verbs_now() + 0.1;
         return;
@@ -237,18 +272,22 @@ void rcoll__verbs_cm_maybe_connected(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
     }
 }
 
-rcoll_status_t rcoll__verbs_cm_start(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+static void cm_start(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
 {
-    ep->active = tl->rank < ep->peer;
+    ep->active = 1;
     ep->state = RCOLL_VERBS_EP_CONNECTING;
     ep->deadline = rcoll__verbs_now() + tl->conn_timeout;
     tl->cm_waiting++;
-    if (ep->active) {
-        start_active(tl, ep);
-    } else {
-        rcoll__verbs_cm_maybe_connected(tl, ep);   /* accepted (and heard) before connect() */
+    start_active(tl, ep);
+}
+
+void rcoll__verbs_cm_want(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+{
+    if (ep->state == RCOLL_VERBS_EP_IDLE && ep->have_addr && tl->cm == RCOLL_VERBS_CM_RDMACM &&
+        ep->peer != tl->rank) {
+        rcoll_debug("verbs: peer %d: first use, connecting", ep->peer);
+        cm_start(tl, ep);
     }
-    return RCOLL_OK;
 }
 
 /* Set up the QP of an id (route resolved, or a connection request). */
@@ -256,25 +295,29 @@ static int setup_qp(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, struct rdma_cm_id *id)
 {
     struct rdma_conn_param p;
     uint8_t priv[CM_PRIV_LEN];
+    struct ibv_mr *slot = slot_mr(tl, ep->peer);
 
-    if (rcoll__verbs_qp_create(tl, ep, id) != RCOLL_OK ||
+    if (slot == NULL || rcoll__verbs_qp_create(tl, ep, id) != RCOLL_OK ||
         rcoll__verbs_qp_post_recvs(tl, ep) != RCOLL_OK) {
         return -1;
     }
-    conn_param(tl, ep, &p, priv);
+    conn_param(tl, ep, &p, priv, slot);
     if ((ep->active ? rdma_connect(id, &p) : rdma_accept(id, &p)) != 0) {
         rcoll_debug("verbs: peer %d: rdma_%s failed: %s", ep->peer, ep->active ? "connect" : "accept",
                     strerror(errno));
         return -1;
     }
+    ep->cm_step = ep->active ? "waiting for its accept" : "waiting for the connection to establish";
     return 0;
 }
 
 /*
- * A connection request from a lower rank; the ep to use, or NULL to reject.
- * Nothing of the ep is touched before the request has proven to come from
- * that rank of this job (a forged or replayed one must not tear down the
- * QP of a connection being made).
+ * A connection request; the ep to use, or NULL to reject.  Nothing of the
+ * ep is touched before the request has proven to come from that rank of
+ * this job (a forged or replayed one must not tear down the QP of a
+ * connection being made).  A genuine request that loses to our own attempt
+ * (both connect at once: the lower rank's wins), or comes after that
+ * attempt is made, is refused without a warning: it is no attack.
  */
 static rcoll_verbs_ep_t *request_ep(rcoll_tl_t *tl, struct rdma_cm_event *ev)
 {
@@ -285,8 +328,8 @@ static rcoll_verbs_ep_t *request_ep(rcoll_tl_t *tl, struct rdma_cm_event *ev)
     int peer = len >= 8 ? (int)rcoll__verbs_get_u32(priv + 4) : -1;
     char where[80];
 
-    if (len >= 8 && (peer < 0 || peer >= tl->rank)) {
-        why = "only lower ranks connect to this one";
+    if (len >= 8 && (peer < 0 || peer >= tl->size || peer == tl->rank)) {
+        why = "no such peer";
     } else if (cm_check(tl, priv, len, CM_MAGIC, peer, &nonce, &why)) {
         rcoll_verbs_ep_t *ep = &tl->eps[peer];
         for (unsigned i = 0; i < ep->cm_nseen && i < 4; i++) {
@@ -295,11 +338,20 @@ static rcoll_verbs_ep_t *request_ep(rcoll_tl_t *tl, struct rdma_cm_event *ev)
             }
         }
         if (why == NULL && (ep->state == RCOLL_VERBS_EP_CONNECTED || ep->state == RCOLL_VERBS_EP_FAILED)) {
-            why = "a second connection from that rank";
+            /* genuine: its attempt crossed ours, which won and is made (or the peer failed) */
+            rcoll_debug("verbs: peer %d: refusing a late connection request (we are %s)", peer,
+                        ep->state == RCOLL_VERBS_EP_CONNECTED ? "connected" : "done with it");
+            return NULL;
+        }
+        if (why == NULL && ep->state == RCOLL_VERBS_EP_CONNECTING && ep->active && peer > tl->rank) {
+            rcoll_debug("verbs: peer %d connects to us while we connect to it: ours (the lower "
+                        "rank's) wins, refusing its request", peer);
+            return NULL;
         }
         if (why == NULL) {
             ep->cm_seen[ep->cm_nseen++ % 4] = nonce;
             ep->cm_nonce = nonce;
+            take_slot(ep, priv);
             return ep;
         }
     }
@@ -319,6 +371,7 @@ static int accept_genuine(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, struct rdma_cm_e
 
     if (cm_check(tl, priv, len, CM_MAGIC_ACK, ep->peer, &nonce, &why) &&
         rcoll__verbs_get_u32(priv + 4) == (uint32_t)ep->peer && nonce == ep->cm_nonce) {
+        take_slot(ep, priv);
         return 1;
     }
     rcoll__auth_reject(&tl->cm_rejects, "verbs: refusing the rdma_cm accept from rank %d on %s: %s",
@@ -331,6 +384,8 @@ static void attempt_failed(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, const char *wha
     rcoll_debug("verbs: peer %d on %s: rdma_cm %s (status %d); %s", ep->peer, tl->port.dev, what,
                 status, ep->active ? "retrying" : "waiting for a new request");
     ep->qp_ready = 0;
+    ep->cm_last_error = what;
+    ep->cm_step = ep->active ? "retrying" : "waiting for a new request";
     if (ep->active) {
         int shift = ep->retries < 5 ? ep->retries : 5;
         ep->retries++;
@@ -350,10 +405,19 @@ static struct rdma_cm_id *handle(rcoll_tl_t *tl, struct rdma_cm_event *ev)
             rdma_reject(ev->id, NULL, 0);
             return ev->id;
         }
+        if (ep->state == RCOLL_VERBS_EP_IDLE) {     /* the peer's first use */
+            ep->state = RCOLL_VERBS_EP_CONNECTING;
+            ep->deadline = rcoll__verbs_now() + tl->conn_timeout;
+            tl->cm_waiting++;
+        } else if (ep->active) {
+            rcoll_debug("verbs: peer %d connects to us while we connect to it: theirs (the lower "
+                        "rank's) wins, dropping our attempt", ep->peer);
+        }
         ep->active = 0;
+        ep->retry_at = 0;
         ep->heard = 0;
         ep->qp_ready = 0;
-        if (ep->cm_id != NULL) {        /* an earlier attempt that failed on their side */
+        if (ep->cm_id != NULL) {        /* our own attempt, or an earlier one of theirs */
             rcoll__verbs_qp_destroy(tl, ep);
         }
         ev->id->context = ep;
@@ -372,6 +436,7 @@ static struct rdma_cm_id *handle(rcoll_tl_t *tl, struct rdma_cm_event *ev)
     }
     switch (ev->event) {
     case RDMA_CM_EVENT_ADDR_RESOLVED:
+        ep->cm_step = "resolving its route";
         if (rdma_resolve_route(ev->id, CM_RESOLVE_MS) != 0) {
             attempt_failed(tl, ep, "resolve_route", errno);
             doomed = ep->cm_id;
@@ -401,6 +466,7 @@ static struct rdma_cm_id *handle(rcoll_tl_t *tl, struct rdma_cm_event *ev)
             break;
         }
         ep->qp_ready = 1;
+        ep->cm_step = ep->active ? "sending" : "waiting for its HELLO";
         rcoll__verbs_cm_maybe_connected(tl, ep);
         break;
     case RDMA_CM_EVENT_DISCONNECTED:
@@ -451,8 +517,11 @@ static void check_waiting(rcoll_tl_t *tl, double now)
             sockaddr_str((struct sockaddr *)&ep->raddr, where, sizeof(where));
             /* (ep_fail takes it off tl->cm_waiting) */
             rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_PEER_FAILED,
-                                 "no rdma_cm connection %s %s within %.0f s (%d attempts)",
-                                 ep->active ? "to" : "from", where, tl->conn_timeout, ep->retries + 1);
+                                 "no rdma_cm connection %s %s within %.0f s (%d attempts; "
+                                 "the set-up was %s; the last attempt ended with %s)",
+                                 ep->active ? "to" : "from", where, tl->conn_timeout,
+                                 ep->retries + 1, ep->cm_step != NULL ? ep->cm_step : "not started",
+                                 ep->cm_last_error != NULL ? ep->cm_last_error : "nothing");
         } else if (ep->active && ep->cm_id == NULL && ep->retry_at > 0 && now >= ep->retry_at) {
             start_active(tl, ep);
         }

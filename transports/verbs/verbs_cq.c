@@ -132,6 +132,10 @@ static void wc_error(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, const struct ibv_wc *
     if (wc->status == IBV_WC_WR_FLUSH_ERR && ep->state == RCOLL_VERBS_EP_FAILED) {
         return;                         /* the expected aftermath of a failure */
     }
+    if (wc->status == IBV_WC_WR_FLUSH_ERR && ep->state == RCOLL_VERBS_EP_CONNECTING) {
+        return;                         /* a half-made connection's receives: the set-up
+                                           retries under its deadline (verbs_cm.c) */
+    }
     rcoll__verbs_ep_fail(tl, ep, st, "%s completed with status \"%s\" (%d, vendor error 0x%x) on QP 0x%x",
                          wr_name(kind), ibv_wc_status_str(wc->status), (int)wc->status,
                          wc->vendor_err, wc->qp_num);

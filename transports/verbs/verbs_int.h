@@ -2,9 +2,9 @@
  * verbs_int.h - the raw verbs backend's objects, shared by its files.
  *
  * One instance (rcoll_tl) owns every verbs resource: one protection domain,
- * one completion queue, one RC queue pair per peer, a pool of registered
- * send buffers and each peer's receive buffers (no SRQ: iWARP devices often
- * lack it).  Files: verbs_device.c (discovery, classification, GID),
+ * one completion queue, one RC queue pair per connected peer (rdma_cm:
+ * made on first use), a pool of registered send buffers and each connected
+ * peer's receive buffers (no SRQ yet).  Files: verbs_device.c (discovery, classification, GID),
  * verbs_tl.c (open/close/ops), verbs_addr.c (address blob), verbs_qp.c
  * (QPs, manual INIT->RTR->RTS), verbs_cm.c (rdma_cm), verbs_send.c (eager
  * with credits), verbs_put.c (RDMA WRITE), verbs_mr.c (registrations and
@@ -49,7 +49,8 @@ typedef struct rcoll_verbs_port {
 typedef enum { RCOLL_VERBS_CM_OOB = 1, RCOLL_VERBS_CM_RDMACM = 2 } rcoll_verbs_cm_t;
 
 typedef enum {
-    RCOLL_VERBS_EP_IDLE = 0,      /* connect() not called (or nothing heard) yet */
+    RCOLL_VERBS_EP_IDLE = 0,      /* no connection: none needed yet (rdma_cm connects
+                                     on first use, verbs_cm.c) or connect() not called */
     RCOLL_VERBS_EP_CONNECTING,    /* rdma_cm in progress */
     RCOLL_VERBS_EP_CONNECTED,
     RCOLL_VERBS_EP_FAILED
@@ -122,6 +123,9 @@ typedef struct rcoll_verbs_ep {
     rcoll_verbs_buf_t     *rbufs;               /* depth receive buffers for this peer,
                                                    new descriptors for each QP (old ones
                                                    may still have flush completions) */
+    char                  *rmem;                /* their memory: made with the peer's first
+                                                   QP (verbs_qp.c), kept until close */
+    struct ibv_mr         *rmr;
     int                    recvs_posted;
     rcoll_list_t           pending;             /* queued sends, oldest first */
     rcoll_list_t           puts;                /* puts not yet completed */
@@ -141,6 +145,8 @@ typedef struct rcoll_verbs_ep {
     int                    have_addr;           /* connect() gave us its blob */
     int                    qp_ready;            /* rdma_cm: ESTABLISHED */
     int                    active;              /* rdma_cm: we connect, the peer accepts */
+    const char            *cm_step;             /* rdma_cm: what the set-up waits for */
+    const char            *cm_last_error;       /* rdma_cm: how the last attempt ended */
     int                    bye;                 /* the peer said it is closing */
     int                    heard;               /* a message arrived from the peer */
     int                    disconnected;        /* rdma_cm: DISCONNECTED seen, CQ not yet drained */
@@ -164,7 +170,7 @@ struct rcoll_tl {
     int                    sq_depth;
     uint32_t               max_inline;
     size_t                 buf_size;            /* bytes per bounce/receive buffer */
-    char                  *bufmem;              /* all buffers, one registration */
+    char                  *bufmem;              /* the send buffers, one registration */
     struct ibv_mr         *buf_mr;
     rcoll_verbs_buf_t     *sbufs, *sfree;
     void                 **graveyard;           /* receive descriptors of replaced QPs */
@@ -190,6 +196,8 @@ struct rcoll_tl {
     double                 next_cm_check;
     int                    cm_waiting;          /* eps still connecting */
     rcoll_auth_limiter_t   cm_rejects;          /* log of refused requests */
+    unsigned               nqps;                /* QPs created so far (tests, the close log) */
+    unsigned               nconnected;          /* peers connected so far */
     /* registrations of put sources */
     rcoll_verbs_rcache_t   rcache;
     int                    pagemap_fd;
@@ -230,7 +238,9 @@ rcoll_status_t rcoll__verbs_addr_connect(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep,
 /* verbs_cm.c */
 rcoll_status_t rcoll__verbs_cm_open(rcoll_tl_t *tl);
 void           rcoll__verbs_cm_close(rcoll_tl_t *tl);
-rcoll_status_t rcoll__verbs_cm_start(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
+/* rdma_cm connects on first use: a send or put to a peer without a
+ * connection calls cm_want, which starts one unless one is being made. */
+void           rcoll__verbs_cm_want(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
 int            rcoll__verbs_cm_progress(rcoll_tl_t *tl);
 void           rcoll__verbs_cm_maybe_connected(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
 

@@ -79,6 +79,7 @@ rcoll_status_t rcoll__verbs_put(rcoll_tl_t *tl, int peer, const void *laddr, siz
     }
     if (ep->puts_unposted > 0) {
         rcoll__verbs_ep_busy(tl, ep);
+        rcoll__verbs_cm_want(tl, ep);       /* no connection yet: make one (verbs_cm.c) */
     }
     return RCOLL_OK;
 }

@@ -54,11 +54,27 @@ static rcoll_status_t to_init(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
 static rcoll_status_t alloc_rbufs(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
 {
     rcoll_verbs_buf_t *b = calloc((size_t)tl->depth, sizeof(*b));
-    size_t slot = (size_t)ep->peer * (size_t)tl->depth;
+    size_t bytes = (size_t)tl->depth * tl->buf_size;
 
     if (b == NULL) {
         rcoll_error("verbs: peer %d: no memory for receive descriptors", ep->peer);
         return RCOLL_ERR_NO_MEMORY;
+    }
+    if (ep->rmem == NULL) {             /* the peer's first QP: its receive buffers */
+        void *mem = NULL;
+        if (posix_memalign(&mem, 4096, bytes) != 0) {
+            free(b);
+            rcoll_error("verbs: peer %d: no memory for %d receive buffers of %zu bytes", ep->peer,
+                        tl->depth, tl->buf_size);
+            return RCOLL_ERR_NO_MEMORY;
+        }
+        ep->rmr = rcoll__verbs_reg(tl, mem, bytes, IBV_ACCESS_LOCAL_WRITE, "a peer's receive buffers");
+        if (ep->rmr == NULL) {
+            free(mem);
+            free(b);
+            return RCOLL_ERR_NO_MEMORY;
+        }
+        ep->rmem = mem;
     }
     if (ep->rbufs != NULL) {
         void **g = realloc(tl->graveyard, (size_t)(tl->ngraveyard + 1) * sizeof(void *));
@@ -72,7 +88,7 @@ static rcoll_status_t alloc_rbufs(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
     for (int i = 0; i < tl->depth; i++) {
         b[i].wr.kind = RCOLL_VERBS_WR_RECV;
         b[i].wr.peer = ep->peer;
-        b[i].data = tl->bufmem + (slot + (size_t)i) * tl->buf_size;
+        b[i].data = ep->rmem + (size_t)i * tl->buf_size;
     }
     ep->rbufs = b;
     return RCOLL_OK;
@@ -108,6 +124,7 @@ rcoll_status_t rcoll__verbs_qp_create(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, stru
     }
     ep->cm_id = id;
     ep->gen++;
+    tl->nqps++;
     ep->sq_avail = tl->sq_depth;
     ep->recvs_posted = 0;
     return id == NULL ? to_init(tl, ep) : RCOLL_OK;
@@ -137,7 +154,7 @@ static void recv_wr(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b,
 {
     sge->addr = (uintptr_t)b->data;
     sge->length = (uint32_t)tl->buf_size;
-    sge->lkey = tl->buf_mr->lkey;
+    sge->lkey = ep->rmr->lkey;
     memset(wr, 0, sizeof(*wr));
     wr->wr_id = (uintptr_t)&b->wr;
     wr->sg_list = sge;

@@ -180,14 +180,19 @@ void rcoll__verbs_credit_return(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
  * IBV_WC_RETRY_EXC_ERR once the retries run out (QP_TIMEOUT, QP_RETRY in
  * verbs_qp.c), or flushes once rdma_cm saw the connection go: either way
  * wc_error() -> peer_error.  Nothing while a credit WRITE is in flight
- * (its completion tells the same), the send queue is full, or no
- * connection exists. */
+ * (its completion tells the same), the send queue is full, or a
+ * connection is being made.  A peer never talked to gets a connection
+ * (rdma_cm on first use): a dead one then fails it by its deadline. */
 void rcoll__verbs_probe_peer(rcoll_tl_t *tl, int peer)
 {
     if (peer < 0 || peer >= tl->size || peer == tl->rank) {
         return;
     }
     rcoll_verbs_ep_t *ep = &tl->eps[peer];
+    if (ep->state == RCOLL_VERBS_EP_IDLE && !tl->closing) {
+        rcoll__verbs_cm_want(tl, ep);
+        return;
+    }
     if (ep->state != RCOLL_VERBS_EP_CONNECTED || ep->qp == NULL || ep->credit_inflight ||
         ep->sq_avail == 0 || tl->closing) {
         return;
@@ -200,6 +205,7 @@ void rcoll__verbs_probe_peer(rcoll_tl_t *tl, int peer)
 void rcoll__verbs_ep_connected(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
 {
     ep->state = RCOLL_VERBS_EP_CONNECTED;
+    tl->nconnected++;
     rcoll_debug("verbs: peer %d connected on %s:%d (window %u, inline %u)", ep->peer,
                 tl->port.dev, tl->port.port, ep->credit.depth, tl->max_inline);
     rcoll__verbs_ep_busy(tl, ep);           /* progress sends what was queued */
@@ -288,6 +294,7 @@ rcoll_status_t rcoll__verbs_send(rcoll_tl_t *tl, int peer, const void *hdr, size
     } else {
         rcoll_list_add_tail(&ep->pending, &m->link);
         rcoll__verbs_ep_busy(tl, ep);
+        rcoll__verbs_cm_want(tl, ep);       /* no connection yet: make one (verbs_cm.c) */
     }
     return RCOLL_OK;
 }

@@ -2,9 +2,10 @@
  * verbs_tl.c - the raw verbs backend's instance and its ops table.
  *
  * open() picks the port (verbs_device.c), chooses how connections are made
- * (RCOLL_VERBS_CM: auto = rdma_cm on iWARP, manual RTR/RTS elsewhere),
- * creates the PD, one CQ, the registered buffers and, for manual set-up,
- * one RC QP per peer at once so the published address can carry every QPN.
+ * (RCOLL_VERBS_CM: auto = rdmacm = rdma_cm on first use, verbs_cm.c; oob =
+ * manual RTR/RTS), creates the PD, one CQ, the registered buffers and, for
+ * oob only, one RC QP per peer at once so the published address can carry
+ * every QPN.
  * Memory: each peer gets `depth` receive buffers of buf_size bytes (no SRQ),
  * so the footprint grows with the job size; depth shrinks as it grows.
  *
@@ -23,6 +24,7 @@
 #include "verbs_int.h"
 
 #define MAX_INLINE_WANTED 256
+#define CONN_MIN_S        10.0
 
 /* Once per process (pthread_once: contexts of several threads may open
  * verbs at the same time). */
@@ -65,7 +67,7 @@ static rcoll_status_t choose_cm(rcoll_tl_t *tl)
         }
         tl->cm = RCOLL_VERBS_CM_OOB;
     } else if (want[0] == '\0' || strcmp(want, "auto") == 0) {
-        tl->cm = iwarp ? RCOLL_VERBS_CM_RDMACM : RCOLL_VERBS_CM_OOB;
+        tl->cm = RCOLL_VERBS_CM_RDMACM;     /* a fixed-size blob, connections on first use */
     } else {
         rcoll_error("verbs: RCOLL_VERBS_CM=%s: expected auto, rdmacm or oob", want);
         return RCOLL_ERR_INVALID_ARG;
@@ -100,7 +102,7 @@ static void size_queues(rcoll_tl_t *tl, const struct ibv_device_attr *da)
 
 static rcoll_status_t alloc_buffers(rcoll_tl_t *tl)
 {
-    size_t nbufs = (size_t)tl->size * (size_t)tl->depth + (size_t)tl->nsbufs;
+    size_t nbufs = (size_t)tl->nsbufs;     /* receive buffers: per peer, with its QP (verbs_qp.c) */
     long page = sysconf(_SC_PAGESIZE);
     void *mem = NULL;
 
@@ -123,8 +125,9 @@ static rcoll_status_t alloc_buffers(rcoll_tl_t *tl)
     if (tl->buf_mr == NULL || tl->credit_mr == NULL || tl->sbufs == NULL || tl->slot_mrs == NULL) {
         return RCOLL_ERR_NO_MEMORY;
     }
-    /* Peer p may write its own slot and nothing else (docs/security.md). */
-    for (int p = 0; p < tl->size; p++) {
+    /* Peer p may write its own slot and nothing else (docs/security.md).
+     * rdma_cm: each made when p is first connected (verbs_cm.c). */
+    for (int p = 0; p < tl->size && tl->cm == RCOLL_VERBS_CM_OOB; p++) {
         tl->slot_mrs[p] = rcoll__verbs_reg(tl, &tl->credit_slots[p], sizeof(tl->credit_slots[p]),
                                            IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
                                            "a peer's credit slot");
@@ -135,7 +138,7 @@ static rcoll_status_t alloc_buffers(rcoll_tl_t *tl)
     for (int i = 0; i < tl->nsbufs; i++) {
         rcoll_verbs_buf_t *b = &tl->sbufs[i];
         b->wr.kind = RCOLL_VERBS_WR_SEND;
-        b->data = tl->bufmem + ((size_t)tl->size * (size_t)tl->depth + (size_t)i) * tl->buf_size;
+        b->data = tl->bufmem + (size_t)i * tl->buf_size;
         b->next = tl->sfree;
         tl->sfree = b;
     }
@@ -204,7 +207,13 @@ static rcoll_status_t verbs_open(const rcoll_tl_params_t *params, rcoll_tl_t **o
     tl->size = params->size;
     tl->pagemap_fd = -1;
     tl->psn = ((uint32_t)getpid() * 2654435761u ^ (uint32_t)tl->rank) & 0xffffff;
-    tl->conn_timeout = tl->config.timeout > 0 ? tl->config.timeout : 300.0;
+    /* A connection is made on first use, when the peer may be busy elsewhere
+     * (not yet in the collective: it accepts from its own progress) for a
+     * while; a failed set-up fails the peer for good, so it gets at least
+     * CONN_MIN_S even under a short RCOLL_TIMEOUT (the collective's own
+     * deadline still ends the wait on it sooner). */
+    tl->conn_timeout = tl->config.timeout <= 0 ? 300.0 :
+                       tl->config.timeout < CONN_MIN_S ? CONN_MIN_S : tl->config.timeout;
     rcoll_list_init(&tl->self_msgs);
     rcoll_list_init(&tl->done_puts);
     for (int p = 0; p < tl->size; p++) {
@@ -258,6 +267,8 @@ static void verbs_close(rcoll_tl_t *tl)
     }
     if (tl->cq != NULL && tl->blob != NULL) {
         rcoll__verbs_drain(tl);         /* verbs_close.c: nothing sent is lost */
+        rcoll_debug("verbs: closing %s: %u of %d peers were connected, %u QPs created", tl->port.dev,
+                    tl->nconnected, tl->size - 1, tl->nqps);
     }
     for (int p = 0; p < tl->size; p++) {
         rcoll_verbs_ep_t *ep = &tl->eps[p];
@@ -269,6 +280,10 @@ static void verbs_close(rcoll_tl_t *tl)
             rcoll_list_add_tail(&tl->done_puts, pos);
         }
         free(ep->rbufs);
+        if (ep->rmr != NULL) {
+            ibv_dereg_mr(ep->rmr);
+        }
+        free(ep->rmem);
     }
     rcoll_list_t *pos, *tmp;
     rcoll_list_for_each_safe(pos, tmp, &tl->done_puts) {   /* dropped: the core closes idle */
