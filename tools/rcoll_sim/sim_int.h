@@ -32,15 +32,13 @@ typedef struct sim_rank {
     int      hpos;        /* its index on the heap while SIM_QUEUED */
     /* composed (node-aware) algorithms: the child tasks in flight, in the
      * order they were posted, children posted so far per sub-communicator
-     * kind (their message channel), and this rank's view of the world
-     * communicator's turns (engines/compose.c keeps them in the shared
-     * communicator, which here all ranks share) */
+     * kind (their message channel) */
     int           composed, nlive;
     rcoll_task_t *live[SIM_MAX_LIVE];
     uint32_t      nchild[3];
-    uint32_t      compose_next, compose_done;
-    uint64_t      compose_dead;
 } sim_rank_t;
+
+#define SIM_COLL_STATE_WORDS (RCOLL_COMM_COLL_STATE_SIZE / 8)
 
 /* A message end waiting for the other: a send (eager: already delivered
  * at t; rendezvous: posted at t) or a receive (posted at t).  key: the
@@ -77,6 +75,10 @@ typedef struct sim {
      * per rail (local rank), shared by their members like comm: their rank
      * and comm's node_comm / rail_comm are set before each progress() */
     rcoll_comm_t             *node_comms, *rail_comms;
+    /* a composed algorithm keeps per-communicator state in comm's
+     * coll_state (its turn among the composed collectives, engines/
+     * compose.c): each rank's own copy, swapped in around its runs */
+    uint64_t                 *coll_states;
     const rcoll_sim_params_t *sp;
     rcoll_sim_result_t       *res;
     rcoll_task_t             *tasks;

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim_int.h"
-#include "coll_comm.h"
 
 static __thread sim_t *sim_running;
 
@@ -379,7 +378,9 @@ static int sim_setup(sim_t *s, const rcoll_sim_params_t *sp, const rcoll_alg_t *
     s->recvbuf = malloc(recvlen);
     s->node_comms = calloc((size_t)sp->nodes, sizeof(*s->node_comms));
     s->rail_comms = calloc((size_t)sp->ppn, sizeof(*s->rail_comms));
-    if (!s->tasks || !s->ranks || !s->heap || !s->link_out || !s->link_in || !s->bucket ||
+    if (alg->flags & RCOLL_ALG_COMPOSED)
+        s->coll_states = calloc((size_t)p, sizeof(s->comm.coll_state));
+    if (((alg->flags & RCOLL_ALG_COMPOSED) && s->coll_states == NULL) || !s->tasks || !s->ranks || !s->heap || !s->link_out || !s->link_in || !s->bucket ||
         !s->sendbuf || !s->recvbuf || !s->node_comms || !s->rail_comms) {
         snprintf(res->failure, sizeof(res->failure), "out of memory for %d ranks", p);
         return -1;
@@ -425,6 +426,7 @@ static void sim_teardown(sim_t *s)
             free(s->ranks[r].live[i]);
     free(s->node_comms);
     free(s->rail_comms);
+    free(s->coll_states);
     for (int i = 0; i < s->nscratch; i++)
         free(s->scratch[i]);
     free(s->scratch);
@@ -487,7 +489,7 @@ static void step_rank(sim_t *s, const rcoll_alg_t *alg, int *ndone)
 {
     int r = heap_pop(s), ppn = s->sp->ppn, node = r / ppn, lr = r % ppn;
     sim_rank_t *R = &s->ranks[r];
-    rcoll_coll_comm_t *cc = rcoll_coll_comm(&s->comm);
+    uint64_t *state = s->coll_states != NULL ? s->coll_states + (size_t)r * SIM_COLL_STATE_WORDS : NULL;
     rcoll_task_t *top = &s->tasks[r];
     rcoll_status_t st;
 
@@ -500,15 +502,13 @@ static void step_rank(sim_t *s, const rcoll_alg_t *alg, int *ndone)
     s->comm.rail_comm = &s->rail_comms[lr];
     s->node_comms[node].rank = lr;
     s->rail_comms[lr].rank = node;
-    cc->compose_next = R->compose_next;
-    cc->compose_done = R->compose_done;
-    cc->compose_dead = R->compose_dead;
+    if (state != NULL)
+        memcpy(s->comm.coll_state, state, sizeof(s->comm.coll_state));
     R->state = SIM_RUN;
     R->wake = INFINITY;
     st = run_rank(s, R, alg, top);
-    R->compose_next = cc->compose_next;
-    R->compose_done = cc->compose_done;
-    R->compose_dead = cc->compose_dead;
+    if (state != NULL)
+        memcpy(state, s->comm.coll_state, sizeof(s->comm.coll_state));
     if (s->failed)
         return;
     if (st == RCOLL_OK) {
