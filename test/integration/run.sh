@@ -570,15 +570,18 @@ shrink_checks() {
     if [ -n "${UCX_TLS:-}" ] || [ "${RCOLL_TRANSPORT:-auto}" = verbs ]; then
         modes=("shm:RCOLL_SHM=1" "no-shm:RCOLL_SHM=0")
     fi
+    # RCOLL_SHRINK_CASES: the cases to run (default all five)
+    local cases=" ${RCOLL_SHRINK_CASES:-kill kill2 kill-member kill-coord stop} "
     for tm in "${modes[@]}"; do
         args=()
         [ "${tm%%:*}" = ucx-tcp ] && args=(--bytes 16384)
-        shrink_case "${tm%%:*}" "${tm#*:}" kill 137 5 "2" "${args[@]}"
-        shrink_case "${tm%%:*}" "${tm#*:}" kill2 137 4 "2 4" "${args[@]}"
-        shrink_case "${tm%%:*}" "${tm#*:}" kill-member 137 4 "2 4" "${args[@]}"
-        shrink_case "${tm%%:*}" "${tm#*:}" kill-coord 137 4 "2 0" "${args[@]}"
-        shrink_case "${tm%%:*}" "${tm#*:}" stop 0 6 "" "${args[@]}"
+        [[ $cases == *" kill "* ]] && shrink_case "${tm%%:*}" "${tm#*:}" kill 137 5 "2" "${args[@]}"
+        [[ $cases == *" kill2 "* ]] && shrink_case "${tm%%:*}" "${tm#*:}" kill2 137 4 "2 4" "${args[@]}"
+        [[ $cases == *" kill-member "* ]] && shrink_case "${tm%%:*}" "${tm#*:}" kill-member 137 4 "2 4" "${args[@]}"
+        [[ $cases == *" kill-coord "* ]] && shrink_case "${tm%%:*}" "${tm#*:}" kill-coord 137 4 "2 0" "${args[@]}"
+        [[ $cases == *" stop "* ]] && shrink_case "${tm%%:*}" "${tm#*:}" stop 0 6 "" "${args[@]}"
     done
+    return 0
 }
 if wants shrink && [ "$launcher" = rcollrun ] && [ -z "$nodes" ]; then
     shrink_checks

@@ -225,6 +225,14 @@ project_tests() {
         # shellcheck disable=SC2086
         integ ucx-rxe env RCOLL_TRANSPORT=ucx RCOLL_SHM=0 $UCX_RXE_ENV \
             test/integration/run.sh "${args[@]}" --label ucx-rxe
+        # shrink_check's "stop" cells over verbs rxe: a stopped rank, excluded by the
+        # others, finalizes while connections made on first use are gone; it died in
+        # rcoll_finalize (SIGSEGV, reposting a receive to a destroyed QP) until the fix.
+        # ~1 min.  (Its kill cells over verbs fail, and did before connections on
+        # first use: the closing note of 2026-12-01 lists them.)
+        integ rxe env RCOLL_TRANSPORT=verbs RCOLL_NET_DEVICES=rxe0:1 RCOLL_SHRINK_CASES=stop \
+            test/integration/run.sh --launcher rcollrun --ranks 2 --timeout 300 --only shrink \
+            --label rxe-shrink
     else
         echo "NOTE no test/integration/run.sh in this tree: only the sanity checks ran"
     fi

@@ -145,8 +145,12 @@ static void recv_done(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b
 {
     const uint8_t *d = (const uint8_t *)b->data;
 
-    if (b->gen != ep->gen) {
-        return;                         /* posted to a QP since replaced */
+    if (b->gen != ep->gen || ep->qp == NULL) {
+        /* posted to a QP since replaced, or since destroyed (a connection
+         * made on first use that went away: verbs_cm.c drops its QP, and
+         * a receive it completed may still be in the CQ; reposting it
+         * would post to no QP) */
+        return;
     }
     if (wc->status != IBV_WC_SUCCESS) {
         wc_error(tl, ep, wc, RCOLL_VERBS_WR_RECV);
