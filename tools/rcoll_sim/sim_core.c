@@ -51,7 +51,9 @@ rcoll_status_t rcoll_task_test(rcoll_task_t *task)
 }
 
 /* One scratch buffer serves every rank (its contents are never looked at);
- * a larger request gets a new one, the old ones stay valid till the end. */
+ * a larger request gets a new one, the old ones stay valid till the end.
+ * A child task gets one of its own, freed with it: its buffers may be its
+ * parent's scratch, and a copy between the two must not overlap. */
 void *rcoll_task_scratch(rcoll_task_t *task, size_t size)
 {
     sim_t *s = sim_of_task(task);
@@ -59,6 +61,14 @@ void *rcoll_task_scratch(rcoll_task_t *task, size_t size)
     size_t *nz;
     void *b;
 
+    if (task->comm->sub_kind != 0) {
+        if (task->scratch == NULL || task->scratch_size < size) {
+            free(task->scratch);
+            task->scratch = aligned_alloc(64, (size + 63) & ~(size_t)63);
+            task->scratch_size = task->scratch != NULL ? size : 0;
+        }
+        return task->scratch;
+    }
     if (s->nscratch > 0 && s->scratch_size[s->nscratch - 1] >= size)
         return s->scratch[s->nscratch - 1];
     ns = realloc(s->scratch, (size_t)(s->nscratch + 1) * sizeof(*ns));
@@ -223,6 +233,7 @@ static void child_release(sim_t *s, rcoll_task_t *c)
             break;
         }
     }
+    free(c->scratch);
     free(c);
 }
 

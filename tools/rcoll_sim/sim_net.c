@@ -422,8 +422,12 @@ static void sim_teardown(sim_t *s)
     int p = s->sp != NULL ? s->sp->nodes * s->sp->ppn : 0;
 
     for (int r = 0; r < p && s->ranks != NULL; r++)
-        for (int i = 0; i < s->ranks[r].nlive; i++)
+        for (int i = 0; i < s->ranks[r].nlive; i++) {
+            free(s->ranks[r].live[i]->scratch);
             free(s->ranks[r].live[i]);
+        }
+    if (s->ctx.sim != NULL)
+        rcoll_selector_fini(&s->ctx);   /* what the algorithms' selector calls cached */
     free(s->node_comms);
     free(s->rail_comms);
     free(s->coll_states);
