@@ -159,17 +159,21 @@ rcoll_status_t rcoll_comm_node_subcomms(rcoll_comm_t *comm)
     return RCOLL_OK;
 }
 
+/* A child of one rank or of no data is complete at once, as rcoll_task_post
+ * makes it: no algorithm runs. */
+static int child_trivial(const rcoll_comm_t *sub, const rcoll_coll_args_t *a)
+{
+    return sub->size < 2 || (a->count == 0 && a->type != RCOLL_COLL_BARRIER);
+}
+
 /* The child's algorithm: the cheapest under the simulation's model (no
  * shared memory) for the sub-communicator, as rcoll_select picks when
- * nothing is forced and no tune file is read.  A child of one rank or of
- * no data is complete at once, as rcoll_task_post makes it. */
+ * nothing is forced and no tune file is read. */
 static const rcoll_alg_t *child_alg(const rcoll_comm_t *sub, const rcoll_coll_args_t *a,
                                     const rcoll_model_t *m)
 {
     size_t bytes = a->count * rcoll_datatype_size(a->dtype);
 
-    if (sub->size < 2 || (a->count == 0 && a->type != RCOLL_COLL_BARRIER))
-        return NULL;
     return rcoll_select_by_cost(a->type, m, bytes, sub->size,
                                 sub->sub_kind == RCOLL_SUB_NODE ? sub->size : 1);
 }
@@ -179,7 +183,8 @@ rcoll_status_t rcoll_task_child_post(rcoll_task_t *parent, rcoll_comm_t *sub,
 {
     sim_t *s = sim_of_task(parent);
     sim_rank_t *R = &s->ranks[s->cur];
-    int kind = sub->sub_kind;
+    int kind = sub->sub_kind, trivial = child_trivial(sub, args);
+    const rcoll_alg_t *alg = NULL;
     rcoll_task_t *c;
 
     *child = NULL;
@@ -193,6 +198,11 @@ rcoll_status_t rcoll_task_child_post(rcoll_task_t *parent, rcoll_comm_t *sub,
                  SIM_MAX_LIVE);
         return RCOLL_ERR_INTERNAL;
     }
+    if (!trivial && (alg = child_alg(sub, args, s->sp->model)) == NULL) {
+        sim_fail(s, "rank %d: no point-to-point %s for a sub-communicator of %d ranks", s->cur,
+                 rcoll_coll_name(args->type), sub->size);
+        return RCOLL_ERR_NOT_SUPPORTED;
+    }
     if ((c = calloc(1, sizeof(*c))) == NULL) {
         sim_fail(s, "out of memory for a child task");
         return RCOLL_ERR_NO_MEMORY;
@@ -200,18 +210,12 @@ rcoll_status_t rcoll_task_child_post(rcoll_task_t *parent, rcoll_comm_t *sub,
     c->args = *args;
     c->comm = sub;
     c->ctx = parent->ctx;
-    c->alg = child_alg(sub, args, s->sp->model);
+    c->alg = alg;
     c->seq = (uint32_t)kind << 24 | ++R->nchild[kind];     /* its message channel, never 0 */
     c->wait_peer = -1;
     c->wait_step = (uint32_t)-1;
     c->status = RCOLL_INPROGRESS;
-    if (c->alg == NULL) {
-        if (sub->size >= 2 && (args->count > 0 || args->type == RCOLL_COLL_BARRIER)) {
-            sim_fail(s, "rank %d: no point-to-point %s for a sub-communicator of %d ranks", s->cur,
-                     rcoll_coll_name(args->type), sub->size);
-            free(c);
-            return RCOLL_ERR_NOT_SUPPORTED;
-        }
+    if (trivial) {
         c->status = RCOLL_OK;
         c->done = 1;
     }
