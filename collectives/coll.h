@@ -98,6 +98,11 @@ typedef struct rcoll_alg {
      * bcast, reduce: the vector; allgather, reduce_scatter: one rank's block)
      * on `nranks` ranks with `ppn` ranks per node. */
     double           (*cost)(const rcoll_model_t *m, size_t bytes, int nranks, int ppn);
+    /* Optional: on one node (point to point), how long one call keeps a
+     * rank's send port busy, averaged over the ranks: what limits calls
+     * that overlap, as a node-aware algorithm's children do
+     * (engines/compose_cost.h).  Absent: the whole cost(), no overlap. */
+    double           (*port)(const rcoll_model_t *m, size_t bytes, int nranks);
     /* Optional: called once when the task ends with an error (timeout, a
      * failed peer) before its state is dropped, so the algorithm can leave
      * shared state usable for the collectives that follow. */

@@ -41,6 +41,11 @@ const rcoll_alg_t *rcoll_select_by_cost(rcoll_coll_type_t coll, const rcoll_mode
 double rcoll_select_best_cost(rcoll_coll_type_t coll, const rcoll_model_t *m, size_t bytes,
                               int nranks, int ppn);
 
+/* The same algorithm's port() on one node of nranks ranks (its cost()
+ * where it has none): engines/compose_cost.h. */
+double rcoll_select_best_port(rcoll_coll_type_t coll, const rcoll_model_t *m, size_t bytes,
+                              int nranks);
+
 /* Ranks per node of a communicator: the most ranks it has on any one node,
  * so that every member computes the same value. */
 int rcoll_selector_comm_ppn(const rcoll_comm_t *comm);

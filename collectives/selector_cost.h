@@ -62,4 +62,27 @@ static inline int rcoll_cost_ceil_log2(int p)
     return k;
 }
 
+/* For port() (coll.h): the time one message of b bytes on a node holds its
+ * sender's port (a rendezvous's handshake is waiting, not sending). */
+static inline double rcoll_cost_port_msg(const rcoll_model_t *m, double b)
+{
+    return m->alpha + (b > 0 ? b : 0) * m->beta;
+}
+
+/* port() of a binomial tree moving n bytes along each edge (bcast,
+ * reduce): p - 1 messages among p ranks. */
+static inline double rcoll_cost_port_tree(const rcoll_model_t *m, double n, int p)
+{
+    return p > 1 ? (p - 1) / (double)p * rcoll_cost_port_msg(m, n) : 0;
+}
+
+/* port() of a binomial scatter or gather of n bytes: p - 1 messages, and
+ * n/2 bytes per round leave the ranks that hold them. */
+static inline double rcoll_cost_port_scatter(const rcoll_model_t *m, double n, int p)
+{
+    if (p < 2)
+        return 0;
+    return (p - 1) / (double)p * m->alpha + rcoll_cost_ceil_log2(p) * n / 2 / p * m->beta;
+}
+
 #endif

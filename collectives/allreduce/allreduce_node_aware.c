@@ -24,6 +24,7 @@
 #include "selector.h"
 #include "selector_cost.h"
 #include "engines/compose.h"
+#include "engines/compose_cost.h"
 #include "allreduce_node.h"
 
 enum { PH_ENTER = 0, PH_RUN };
@@ -156,11 +157,23 @@ double rcoll__allreduce_node_cost(const rcoll_model_t *m, size_t bytes, int nran
     node.shm = m->shm_node;
     rail.shm = 0;
     rail.beta_inter *= s;          /* the s rails of a node share its link */
-    /* the node-local children run one after the other (one segment) */
-    double t = s * (rcoll_select_best_cost(RCOLL_COLL_REDUCE, &node, slice, ppn, ppn) +
-                    rcoll_select_best_cost(RCOLL_COLL_BCAST, &node, slice, ppn, ppn));
-    t += rcoll_select_best_cost(RCOLL_COLL_ALLREDUCE, &rail, slice, nodes, 1);
-    return t + (2 * s + 1) * 0.5e-6;   /* posting a child */
+    double t_r = rcoll_select_best_cost(RCOLL_COLL_REDUCE, &node, slice, ppn, ppn);
+    double t_b = rcoll_select_best_cost(RCOLL_COLL_BCAST, &node, slice, ppn, ppn);
+    double t_rail = rcoll_select_best_cost(RCOLL_COLL_ALLREDUCE, &rail, slice, nodes, 1);
+    double c_r = rcoll_compose_cost_spacing(
+        &node, t_r, rcoll_select_best_port(RCOLL_COLL_REDUCE, &node, slice, ppn));
+    double c_b = rcoll_compose_cost_spacing(
+        &node, t_b, rcoll_select_best_port(RCOLL_COLL_BCAST, &node, slice, ppn));
+    /* The pipeline (post_ready): reduce k ends at t_r + k c_r and its rail
+     * then runs; the bcasts follow the reduces in the stream, one every
+     * c_b, but the bcast of slice k not before rail k is back. */
+    double reduces_end = t_r + (s - 1) * c_r, bcast = 0;
+    for (int k = 0; k < s; k++) {
+        double rail_end = t_r + k * c_r + t_rail;
+        bcast = k == 0 ? rcoll_compose_cost_max(reduces_end, rail_end) :
+                         rcoll_compose_cost_max(bcast + c_b, rail_end);
+    }
+    return bcast + t_b + (2 * s + 1) * 0.5e-6;   /* posting a child */
 }
 
 static rcoll_status_t ar_node_aware_progress(rcoll_task_t *task)

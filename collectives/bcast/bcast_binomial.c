@@ -42,9 +42,15 @@ static double bcast_binomial_cost(const rcoll_model_t *m, size_t bytes, int nran
     return t;
 }
 
+static double bcast_binomial_port(const rcoll_model_t *m, size_t bytes, int nranks)
+{
+    return rcoll_cost_port_tree(m, (double)bytes, nranks);
+}
+
 const rcoll_alg_t rcoll_bcast_binomial = {
     .name     = "binomial",
     .coll     = RCOLL_COLL_BCAST,
     .progress = bcast_binomial_progress,
     .cost     = bcast_binomial_cost,
+    .port     = bcast_binomial_port,
 };

@@ -76,9 +76,18 @@ static double bcast_sag_cost(const rcoll_model_t *m, size_t bytes, int nranks, i
     return t;
 }
 
+/* Every rank sends p-1 ring blocks, after its share of the scatter. */
+static double bcast_sag_port(const rcoll_model_t *m, size_t bytes, int nranks)
+{
+    double blk = (double)bytes / nranks;
+    return rcoll_cost_port_scatter(m, (double)bytes, nranks) +
+           (nranks - 1) * rcoll_cost_port_msg(m, blk);
+}
+
 const rcoll_alg_t rcoll_bcast_scatter_allgather = {
     .name     = "scatter_allgather",
     .coll     = RCOLL_COLL_BCAST,
     .progress = bcast_sag_progress,
     .cost     = bcast_sag_cost,
+    .port     = bcast_sag_port,
 };

@@ -12,4 +12,4 @@ librcoll_coll_la_SOURCES += \
 noinst_HEADERS += collectives/engines/engine.h collectives/engines/fold.h \
     collectives/engines/recursive.h collectives/engines/ring.h collectives/engines/binomial.h \
     collectives/engines/shm_pipe.h collectives/engines/dissemination.h \
-    collectives/engines/compose.h
+    collectives/engines/compose.h collectives/engines/compose_cost.h

@@ -10,6 +10,7 @@
  */
 #include <string.h>
 #include "coll.h"
+#include "selector_cost.h"
 #include "reduce.h"
 #include "engines/binomial.h"
 
@@ -59,9 +60,15 @@ static double red_bin_cost(const rcoll_model_t *m, size_t bytes, int nranks, int
     return rcoll__cost_tree(m, (double)bytes, rcoll__ceil_log2(nranks), 1, 1, nranks, ppn);
 }
 
+static double red_bin_port(const rcoll_model_t *m, size_t bytes, int nranks)
+{
+    return rcoll_cost_port_tree(m, (double)bytes, nranks);
+}
+
 const rcoll_alg_t rcoll_reduce_binomial = {
     .name     = "binomial",
     .coll     = RCOLL_COLL_REDUCE,
     .progress = red_bin_progress,
     .cost     = red_bin_cost,
+    .port     = red_bin_port,
 };

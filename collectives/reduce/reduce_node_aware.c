@@ -27,6 +27,7 @@
 #include "selector.h"
 #include "selector_cost.h"
 #include "engines/compose.h"
+#include "engines/compose_cost.h"
 #include "engines/engine.h"
 #include "reduce_node.h"
 
@@ -209,9 +210,10 @@ void rcoll__reduce_node_abort(rcoll_task_t *task)
     rcoll_compose_leave(task, &S->c);
 }
 
-/* S node reduces of a slice (one after the other on a node), the rail's
- * reduce of one slice (the S rails of a node share its link), the root
- * node's reduce of the last slice, and posting the children. */
+/* The pipeline of post_ready, priced: the other nodes' reduce of slice k
+ * ends at t_node + k c (c: compose_cost.h), then rail k runs (the S rails of
+ * a node share its link); the root's node reduces the slices in order, one
+ * every c, slice k not before rail k is back.  Plus posting the children. */
 double rcoll__reduce_node_cost(const rcoll_model_t *m, size_t bytes, int nranks, int ppn,
                                int slices)
 {
@@ -233,8 +235,14 @@ double rcoll__reduce_node_cost(const rcoll_model_t *m, size_t bytes, int nranks,
     rail.beta_inter *= s;
     double t_node = rcoll_select_best_cost(RCOLL_COLL_REDUCE, &node, slice, ppn, ppn);
     double t_rail = rcoll_select_best_cost(RCOLL_COLL_REDUCE, &rail, slice, nodes, 1);
-    double t = (s + 1) * t_node + t_rail;
-    return t + (s + 1) * 0.5e-6;
+    double c = rcoll_compose_cost_spacing(
+        &node, t_node, rcoll_select_best_port(RCOLL_COLL_REDUCE, &node, slice, ppn));
+    double last = 0;
+    for (int k = 0; k < s; k++) {
+        double rail_end = t_node + k * c + t_rail;
+        last = k == 0 ? rail_end : rcoll_compose_cost_max(last + c, rail_end);
+    }
+    return last + t_node + (s + 1) * 0.5e-6;
 }
 
 static rcoll_status_t red_node_aware_progress(rcoll_task_t *task)

@@ -14,6 +14,7 @@
  * alpha + n·beta + n·gamma for the fold.
  */
 #include "coll.h"
+#include "selector_cost.h"
 #include "engines/fold.h"
 #include "engines/recursive.h"
 
@@ -106,9 +107,22 @@ static double red_rsg_cost(const rcoll_model_t *m, size_t bytes, int nranks, int
            rcoll__cost_doubling(m, n, nranks, ppn);
 }
 
+/* Recursive halving: ceil(log2 p) messages per rank, (p-1)/p of the
+ * vector in all; then the binomial gather of the reduced blocks. */
+static double red_rsg_port(const rcoll_model_t *m, size_t bytes, int nranks)
+{
+    double n = (double)bytes;
+    if (nranks < 2) {
+        return 0;
+    }
+    return rcoll_cost_ceil_log2(nranks) * m->alpha + (nranks - 1) / (double)nranks * n * m->beta +
+           rcoll_cost_port_scatter(m, n, nranks);
+}
+
 const rcoll_alg_t rcoll_reduce_reduce_scatter_gather = {
     .name     = "reduce_scatter_gather",
     .coll     = RCOLL_COLL_REDUCE,
     .progress = red_rsg_progress,
     .cost     = red_rsg_cost,
+    .port     = red_rsg_port,
 };
