@@ -146,10 +146,10 @@ static void recv_done(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b
     const uint8_t *d = (const uint8_t *)b->data;
 
     if (b->gen != ep->gen || ep->qp == NULL) {
-        /* posted to a QP since replaced, or since destroyed (a connection
-         * made on first use that went away: verbs_cm.c drops its QP, and
-         * a receive it completed may still be in the CQ; reposting it
-         * would post to no QP) */
+        /* posted to a QP since replaced or destroyed: a receive it
+         * completed may still be in the CQ, and every QP that goes away
+         * moves ep->gen on (verbs_qp.c).  ep->qp == NULL as well, belt and
+         * braces: reposting would post to no QP (a SIGSEGV once). */
         return;
     }
     if (wc->status != IBV_WC_SUCCESS) {
