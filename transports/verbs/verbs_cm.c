@@ -422,11 +422,7 @@ static struct rdma_cm_id *handle(rcoll_tl_t *tl, struct rdma_cm_event *ev)
         }
         ev->id->context = ep;
         if (setup_qp(tl, ep, ev->id) != 0) {
-            if (ep->qp != NULL) {
-                rdma_destroy_qp(ev->id);
-                ep->qp = NULL;
-            }
-            ep->cm_id = NULL;
+            rcoll__verbs_qp_drop(ep, ev->id);
             return ev->id;              /* destroyed once the event is acknowledged */
         }
         return NULL;
@@ -446,23 +442,15 @@ static struct rdma_cm_id *handle(rcoll_tl_t *tl, struct rdma_cm_event *ev)
     case RDMA_CM_EVENT_ROUTE_RESOLVED:
         if (setup_qp(tl, ep, ev->id) != 0) {
             attempt_failed(tl, ep, "connect", errno);
-            if (ep->qp != NULL) {
-                rdma_destroy_qp(ev->id);
-                ep->qp = NULL;
-            }
             doomed = ep->cm_id;
-            ep->cm_id = NULL;
+            rcoll__verbs_qp_drop(ep, ev->id);
         }
         break;
     case RDMA_CM_EVENT_ESTABLISHED:
         if (ep->active && !accept_genuine(tl, ep, ev)) {
             attempt_failed(tl, ep, "accept without a valid proof", 0);
-            if (ep->qp != NULL) {
-                rdma_destroy_qp(ev->id);
-                ep->qp = NULL;
-            }
             doomed = ep->cm_id;
-            ep->cm_id = NULL;
+            rcoll__verbs_qp_drop(ep, ev->id);
             break;
         }
         ep->qp_ready = 1;
@@ -488,12 +476,8 @@ static struct rdma_cm_id *handle(rcoll_tl_t *tl, struct rdma_cm_event *ev)
             break;
         }
         attempt_failed(tl, ep, rdma_event_str(ev->event), ev->status);
-        if (ep->qp != NULL) {
-            rdma_destroy_qp(ev->id);
-            ep->qp = NULL;
-        }
         doomed = ep->cm_id;
-        ep->cm_id = NULL;
+        rcoll__verbs_qp_drop(ep, ev->id);
         break;
     case RDMA_CM_EVENT_DEVICE_REMOVAL:
         rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_TRANSPORT, "the device was removed");

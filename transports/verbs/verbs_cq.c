@@ -146,10 +146,10 @@ static void recv_done(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b
     const uint8_t *d = (const uint8_t *)b->data;
 
     if (b->gen != ep->gen || ep->qp == NULL) {
-        /* posted to a QP since replaced, or since destroyed (a connection
-         * made on first use that went away: verbs_cm.c drops its QP, and
-         * a receive it completed may still be in the CQ; reposting it
-         * would post to no QP) */
+        /* posted to a QP since replaced or destroyed: a receive it
+         * completed may still be in the CQ, and every QP that goes away
+         * moves ep->gen on (verbs_qp.c).  ep->qp == NULL as well, belt and
+         * braces: reposting would post to no QP (a SIGSEGV once). */
         return;
     }
     if (wc->status != IBV_WC_SUCCESS) {
@@ -203,6 +203,12 @@ static void handle_wc(rcoll_tl_t *tl, const struct ibv_wc *wc)
         return;
     }
     ep->sq_avail++;
+    if (wc->status != IBV_WC_SUCCESS) {
+        /* Before the put's bookkeeping below, so that a put ends with the
+         * failure's status (a dead peer: RCOLL_ERR_PEER_FAILED), not a bare
+         * transport error; once for any kind. */
+        wc_error(tl, ep, wc, ctx->kind);
+    }
     switch (ctx->kind) {
     case RCOLL_VERBS_WR_SEND: {
         rcoll_verbs_buf_t *b = (rcoll_verbs_buf_t *)ctx;
@@ -214,11 +220,6 @@ static void handle_wc(rcoll_tl_t *tl, const struct ibv_wc *wc)
         ep->credit_inflight = 0;
         break;
     case RCOLL_VERBS_WR_PUT:
-        if (wc->status != IBV_WC_SUCCESS) {
-            /* First, so that the put ends with the failure's status (a dead
-             * peer: RCOLL_ERR_PEER_FAILED), not a bare transport error. */
-            wc_error(tl, ep, wc, ctx->kind);
-        }
         rcoll__verbs_put_wr_done(tl, (rcoll_verbs_put_t *)ctx,
                                  wc->status == IBV_WC_SUCCESS ? RCOLL_OK :
                                  ep->state == RCOLL_VERBS_EP_FAILED ? ep->fail_status :
@@ -227,10 +228,9 @@ static void handle_wc(rcoll_tl_t *tl, const struct ibv_wc *wc)
     default:
         break;
     }
-    if (wc->status != IBV_WC_SUCCESS) {
-        wc_error(tl, ep, wc, ctx->kind);
-    } else if (!rcoll_list_empty(&ep->pending) || ep->puts_unposted > 0 ||
-               rcoll__verbs_credit_report_due(&ep->credit)) {
+    if (wc->status == IBV_WC_SUCCESS &&
+        (!rcoll_list_empty(&ep->pending) || ep->puts_unposted > 0 ||
+         rcoll__verbs_credit_report_due(&ep->credit))) {
         rcoll__verbs_ep_busy(tl, ep);   /* a send slot is free again */
     }
 }

@@ -224,6 +224,11 @@ struct ibv_context *rcoll__verbs_open_by_name(const char *name);
 /* verbs_qp.c */
 rcoll_status_t rcoll__verbs_qp_create(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, struct rdma_cm_id *id);
 void           rcoll__verbs_qp_destroy(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
+/* rdma_cm: drop the QP a connection attempt made on `id` (if it made one),
+ * leaving `id` itself to the caller: an id can be destroyed only once its
+ * event is acknowledged (verbs_cm.c).  Like qp_destroy, ep->cm_id is cleared
+ * and ep->gen bumped. */
+void           rcoll__verbs_qp_drop(rcoll_verbs_ep_t *ep, struct rdma_cm_id *id);
 rcoll_status_t rcoll__verbs_qp_post_recvs(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
 rcoll_status_t rcoll__verbs_qp_repost(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b);
 rcoll_status_t rcoll__verbs_qp_connect_oob(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, uint32_t qpn,

@@ -130,6 +130,20 @@ rcoll_status_t rcoll__verbs_qp_create(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, stru
     return id == NULL ? to_init(tl, ep) : RCOLL_OK;
 }
 
+/*
+ * The endpoint has no QP any more.  Receives the old QP completed may still
+ * be in the CQ (destroying a QP does not take its completions back): the
+ * generation moves on, as for a replaced QP, so that recv_done (verbs_cq.c)
+ * drops them instead of reposting them to a QP that is gone.
+ */
+static void forget_qp(rcoll_verbs_ep_t *ep)
+{
+    ep->qp = NULL;
+    ep->cm_id = NULL;
+    ep->gen++;
+    ep->recvs_posted = 0;
+}
+
 void rcoll__verbs_qp_destroy(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
 {
     if (ep->cm_id != NULL) {
@@ -144,9 +158,15 @@ void rcoll__verbs_qp_destroy(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
                        strerror(rc));
         }
     }
-    ep->qp = NULL;
-    ep->cm_id = NULL;
-    ep->recvs_posted = 0;
+    forget_qp(ep);
+}
+
+void rcoll__verbs_qp_drop(rcoll_verbs_ep_t *ep, struct rdma_cm_id *id)
+{
+    if (ep->qp != NULL) {
+        rdma_destroy_qp(id);
+    }
+    forget_qp(ep);
 }
 
 static void recv_wr(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b,
