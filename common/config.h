@@ -43,6 +43,7 @@ typedef struct rcoll_config {
     char     verbs_cm[RCOLL_CONFIG_STR_MAX];    /* RCOLL_VERBS_CM: auto|rdmacm|oob */
     int      rcache;               /* RCOLL_RCACHE: 0/1 */
     size_t   rcache_max;           /* RCOLL_RCACHE_MAX: bytes */
+    int      verbs_cq_peers;       /* RCOLL_VERBS_CQ_PEERS: connections per completion queue */
     /* shared memory */
     int      shm;                  /* RCOLL_SHM: 0/1 */
     char     shm_cma[RCOLL_CONFIG_STR_MAX];     /* RCOLL_SHM_CMA: auto|on|off */

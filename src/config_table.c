@@ -111,6 +111,10 @@ static const rcoll_config_entry_t verbs_table[] = {
     { "VERBS_CM", "auto", "Connection set-up for raw verbs: auto or rdmacm (rdma_cm on every device "
       "kind, connections on first use), or oob (IB/RoCE without IP addresses: QPs for every peer at "
       "start-up)", RCOLL_CONFIG_ENUM, F(verbs_cm), "auto|rdmacm|oob", 0 },
+    { "VERBS_CQ_PEERS", "64", "Connections per verbs completion queue: a process makes another "
+      "queue each time that many connections have been made, so its CQ memory grows with the "
+      "peers it talks to, not with the job size", RCOLL_CONFIG_INT, F(verbs_cq_peers), NULL, 0,
+      .min = 1, .max = 1 << 20 },
     { "RCACHE", "1", "Cache memory registrations of user buffers",
       RCOLL_CONFIG_BOOL, F(rcache), NULL, 0 },
     { "RCACHE_MAX", "1g", "Most bytes the registration cache keeps registered",

@@ -6,11 +6,15 @@
  *
  * In one process, N instances of the backend play ranks 0..N-1:
  *  1. blob: the address of rank 0 of 4 and of rank 0 of 256 have one size;
+ *     and open() makes one CQ, sized for RCOLL_VERBS_CQ_PEERS (64) peers,
+ *     not for the 255 of a 256-rank job (verbs_cqset.c);
  *  2. idle: after every rank connect()ed to every other, no QP exists;
  *  3. ring: each rank sends a burst to its right neighbour before any
  *     connection exists; every burst arrives whole and in order, and each
  *     rank then has exactly its two neighbours connected (2 QPs, 2 peers'
- *     receive buffers);
+ *     receive buffers).  From here on a CQ holds one QP's work
+ *     (verbs_cq_peers = 1), so each QP made brings its own CQ and every
+ *     message below is polled from one of several CQs;
  *  4. both at once: ranks 0 and 2 (not neighbours) send to each other
  *     before either progresses: one connection results, both ways work;
  *  5. put first: a put to a peer never sent to before connects and lands;
@@ -174,11 +178,17 @@ static void check_blob(void)
     }
     size_t b = blob_len(big.tl);
     unsigned qps = big.tl->nqps;
+    int ncqs = big.tl->ncqs, cq_peers = big.tl->cq_peers, cq_size = big.tl->cq_size;
+    int want_cqe = 64 * (2 * big.tl->depth + 16) + 64;
     ops->close(big.tl);
     snprintf(d, sizeof(d), "%zu bytes at 4 ranks, %zu at 256", a, b);
     check(a > 0 && a == b && a <= 128, "the address blob does not grow with the job", d);
     snprintf(d, sizeof(d), "%u QPs after open of rank 0 of 256", qps);
     check(qps == 0, "open creates no QP", d);
+    snprintf(d, sizeof(d), "%d CQs for %d peers each, %d entries (want 1, 64, %d)", ncqs, cq_peers,
+             cq_size, want_cqe);
+    check(ncqs == 1 && cq_peers == 64 && cq_size == want_cqe,
+          "open makes one CQ sized for 64 peers, not for the job's 255", d);
 }
 
 static int ring_and_pair(rank_t *rs)
@@ -216,14 +226,16 @@ static int ring_and_pair(rank_t *rs)
     for (int i = 0; i < NR; i++) {
         int left = (i + NR - 1) % NR, c = connected(&rs[i]);
         if (rs[i].got[left] != BURST || rs[i].disorder || c != 2 || rs[i].tl->nqps != 2 ||
-            rs[i].tl->nconnected != 2 || with_buffers(&rs[i]) != 2) {
+            rs[i].tl->nconnected != 2 || with_buffers(&rs[i]) != 2 || rs[i].tl->ncqs != 2) {
             bad++;
             snprintf(d + strlen(d), sizeof(d) - strlen(d), "[rank %d: %d/%d from %d, %d out of "
-                     "order, %d connected, %u QPs, %d peers' receive buffers] ", i, rs[i].got[left],
-                     BURST, left, rs[i].disorder, c, rs[i].tl->nqps, with_buffers(&rs[i]));
+                     "order, %d connected, %u QPs, %d peers' receive buffers, %d CQs] ", i,
+                     rs[i].got[left], BURST, left, rs[i].disorder, c, rs[i].tl->nqps,
+                     with_buffers(&rs[i]), rs[i].tl->ncqs);
         }
     }
-    check(bad == 0, "a ring burst sent before any connection arrives in order; only neighbours connect", d);
+    check(bad == 0, "a ring burst sent before any connection arrives in order; only neighbours "
+          "connect, each QP on its own CQ", d);
 
     /* 0 and 2 are not neighbours: both connect at once. */
     if (send_seq(rs, 0, 2, 5, &sent02[0]) != 0 || send_seq(rs, 2, 0, 5, &sent02[1]) != 0) {
@@ -350,6 +362,7 @@ int main(void)
         return 1;
     }
     check_blob();
+    config.verbs_cq_peers = 1;          /* every QP its own CQ: progress polls several */
     memset(rs, 0, sizeof(rs));
     int ok = 1;
     for (int i = 0; i < NR && ok; i++) {

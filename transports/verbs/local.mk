@@ -20,6 +20,7 @@ librcoll_tl_verbs_la_SOURCES = \
     transports/verbs/verbs_rcache.c \
     transports/verbs/verbs_pagemap.c \
     transports/verbs/verbs_cq.c \
+    transports/verbs/verbs_cqset.c \
     transports/verbs/verbs_close.c
 noinst_HEADERS += \
     transports/verbs/verbs.h \

@@ -282,7 +282,6 @@ static void check_disconnected(rcoll_tl_t *tl)
 
 int rcoll__verbs_progress(rcoll_tl_t *tl)
 {
-    struct ibv_wc wc[16];
     int n = 0, k;
 
     if (tl == NULL || tl->in_progress) {
@@ -295,22 +294,15 @@ int rcoll__verbs_progress(rcoll_tl_t *tl)
     if (!tl->closing) {
         n += rcoll__verbs_self_deliver(tl);
     }
-    while ((k = ibv_poll_cq(tl->cq, 16, wc)) > 0) {
-        for (int i = 0; i < k; i++) {
-            handle_wc(tl, &wc[i]);
-        }
-        n += k;
-        if (k < 16) {
-            break;
-        }
-    }
-    if (k < 0) {
-        rcoll_error("verbs: ibv_poll_cq on %s failed (%d): failing every peer", tl->port.dev, k);
+    if ((k = rcoll__verbs_cq_poll(tl, handle_wc)) < 0) {
+        rcoll_error("verbs: %s: a completion queue failed: failing every peer", tl->port.dev);
         for (int p = 0; p < tl->size; p++) {
             if (p != tl->rank) {
                 rcoll__verbs_ep_fail(tl, &tl->eps[p], RCOLL_ERR_TRANSPORT, "the completion queue failed");
             }
         }
+    } else {
+        n += k;
     }
     if (tl->ndisconnected > 0) {
         check_disconnected(tl);          /* after the CQ: their last messages came first */

@@ -2,13 +2,15 @@
  * verbs_int.h - the raw verbs backend's objects, shared by its files.
  *
  * One instance (rcoll_tl) owns every verbs resource: one protection domain,
- * one completion queue, one RC queue pair per connected peer (rdma_cm:
+ * a completion queue per RCOLL_VERBS_CQ_PEERS QPs made (verbs_cqset.c),
+ * one RC queue pair per connected peer (rdma_cm:
  * made on first use), a pool of registered send buffers and each connected
  * peer's receive buffers (no SRQ yet).  Files: verbs_device.c (discovery, classification, GID),
  * verbs_tl.c (open/close/ops), verbs_addr.c (address blob), verbs_qp.c
  * (QPs, manual INIT->RTR->RTS), verbs_cm.c (rdma_cm), verbs_send.c (eager
  * with credits), verbs_put.c (RDMA WRITE), verbs_mr.c (registrations and
- * rcache), verbs_cq.c (progress, completions, errors).
+ * rcache), verbs_cq.c (progress, completions, errors), verbs_cqset.c (the
+ * CQs).
  */
 #ifndef RCOLL_VERBS_INT_H
 #define RCOLL_VERBS_INT_H
@@ -163,8 +165,11 @@ struct rcoll_tl {
     rcoll_verbs_cm_t       cm;
     struct ibv_context    *ctx;
     struct ibv_pd         *pd;
-    struct ibv_cq         *cq;
-    int                    cq_size;
+    struct ibv_cq        **cqs;                 /* [ncqs]: completion queues, made as QPs come */
+    int                    ncqs, cqs_cap;
+    int                    cq_peers;            /* QPs a CQ is sized for (RCOLL_VERBS_CQ_PEERS) */
+    int                    cq_fill;             /* QPs made on the newest CQ */
+    int                    cq_size;             /* entries of each CQ */
     uint32_t               psn;
     int                    depth;               /* receive buffers per peer */
     int                    sq_depth;
@@ -220,6 +225,14 @@ rcoll_status_t rcoll__verbs_port_query(struct ibv_context *ctx, int port, int gi
 rcoll_status_t rcoll__verbs_select(const rcoll_config_t *cfg, rcoll_verbs_port_t *out,
                                    char *why, size_t len);
 struct ibv_context *rcoll__verbs_open_by_name(const char *name);
+
+/* verbs_cqset.c: the CQs, one more per cq_peers QPs made */
+rcoll_status_t rcoll__verbs_cq_add(rcoll_tl_t *tl);
+struct ibv_cq *rcoll__verbs_cq_for_qp(rcoll_tl_t *tl);     /* NULL: failed (logged) */
+/* Polls every CQ, handing each completion to handle; the number handled,
+ * or -1 if a poll failed (logged). */
+int rcoll__verbs_cq_poll(rcoll_tl_t *tl, void (*handle)(rcoll_tl_t *, const struct ibv_wc *));
+void rcoll__verbs_cq_destroy_all(rcoll_tl_t *tl);
 
 /* verbs_qp.c */
 rcoll_status_t rcoll__verbs_qp_create(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, struct rdma_cm_id *id);

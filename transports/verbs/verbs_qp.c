@@ -18,11 +18,12 @@
 #define QP_RNR_RETRY  3
 #define QP_RNR_TIMER  12
 
-static void init_attr(rcoll_tl_t *tl, struct ibv_qp_init_attr *a, uint32_t max_inline)
+static void init_attr(rcoll_tl_t *tl, struct ibv_qp_init_attr *a, struct ibv_cq *cq,
+                      uint32_t max_inline)
 {
     memset(a, 0, sizeof(*a));
-    a->send_cq = tl->cq;
-    a->recv_cq = tl->cq;
+    a->send_cq = cq;
+    a->recv_cq = cq;
     a->qp_type = IBV_QPT_RC;
     a->cap.max_send_wr = (uint32_t)tl->sq_depth;
     a->cap.max_recv_wr = (uint32_t)tl->depth;
@@ -98,9 +99,13 @@ rcoll_status_t rcoll__verbs_qp_create(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, stru
 {
     struct ibv_qp_init_attr a;
     uint32_t inl = tl->max_inline;
+    struct ibv_cq *cq = rcoll__verbs_cq_for_qp(tl);
 
+    if (cq == NULL) {
+        return RCOLL_ERR_TRANSPORT;
+    }
     for (;;) {
-        init_attr(tl, &a, inl);
+        init_attr(tl, &a, cq, inl);
         if (id != NULL) {
             ep->qp = rdma_create_qp(id, tl->pd, &a) == 0 ? id->qp : NULL;
         } else {

@@ -75,16 +75,19 @@ static rcoll_status_t choose_cm(rcoll_tl_t *tl)
     return RCOLL_OK;
 }
 
-/* Queue sizes; shrink the receive window until the CQ fits the device. */
+/* Queue sizes; shrink the receive window until a CQ fits the device.  A CQ
+ * holds the work of cq_peers QPs (verbs_cqset.c). */
 static void size_queues(rcoll_tl_t *tl, const struct ibv_device_attr *da)
 {
     int peers = tl->size > 1 ? tl->size - 1 : 1;
     size_t eager = tl->config.eager_limit;
 
+    tl->cq_peers = tl->config.verbs_cq_peers > 0 && tl->config.verbs_cq_peers < peers ?
+                   tl->config.verbs_cq_peers : peers;
     tl->depth = tl->size <= 9 ? 32 : tl->size <= 65 ? 16 : 8;
     for (;;) {
         tl->sq_depth = tl->depth + 16;
-        long cqe = (long)peers * (tl->depth + tl->sq_depth) + 64;
+        long cqe = (long)tl->cq_peers * (tl->depth + tl->sq_depth) + 64;
         if ((cqe <= da->max_cqe && tl->sq_depth <= da->max_qp_wr) || tl->depth <= 2) {
             tl->cq_size = (int)(cqe < da->max_cqe ? cqe : da->max_cqe);
             break;
@@ -165,11 +168,8 @@ static rcoll_status_t open_resources(rcoll_tl_t *tl)
         return RCOLL_ERR_TRANSPORT;
     }
     size_queues(tl, &da);
-    tl->cq = ibv_create_cq(tl->ctx, tl->cq_size, NULL, NULL, 0);
-    if (tl->cq == NULL) {
-        rcoll_error("verbs: %s: creating a CQ of %d entries failed: %s", tl->port.dev, tl->cq_size,
-                    strerror(errno));
-        return RCOLL_ERR_TRANSPORT;
+    if ((st = rcoll__verbs_cq_add(tl)) != RCOLL_OK) {   /* the first: fail at open, not later */
+        return st;
     }
     if ((st = alloc_buffers(tl)) != RCOLL_OK || (st = rcoll__verbs_mr_init(tl)) != RCOLL_OK) {
         return st;
@@ -265,10 +265,11 @@ static void verbs_close(rcoll_tl_t *tl)
     if (tl == NULL) {
         return;
     }
-    if (tl->cq != NULL && tl->blob != NULL) {
+    if (tl->ncqs > 0 && tl->blob != NULL) {
         rcoll__verbs_drain(tl);         /* verbs_close.c: nothing sent is lost */
-        rcoll_debug("verbs: closing %s: %u of %d peers were connected, %u QPs created", tl->port.dev,
-                    tl->nconnected, tl->size - 1, tl->nqps);
+        rcoll_debug("verbs: closing %s: %u of %d peers were connected, %u QPs created, %d CQs of "
+                    "%d entries", tl->port.dev, tl->nconnected, tl->size - 1, tl->nqps, tl->ncqs,
+                    tl->cq_size);
     }
     for (int p = 0; p < tl->size; p++) {
         rcoll_verbs_ep_t *ep = &tl->eps[p];
@@ -310,9 +311,7 @@ static void verbs_close(rcoll_tl_t *tl)
         }
     }
     free(tl->slot_mrs);
-    if (tl->cq != NULL) {
-        ibv_destroy_cq(tl->cq);
-    }
+    rcoll__verbs_cq_destroy_all(tl);
     if (tl->pd != NULL) {
         ibv_dealloc_pd(tl->pd);
     }
