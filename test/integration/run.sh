@@ -431,7 +431,7 @@ fault_checks() {
     log="$logdir/fault_matrix-$launcher-n$n${node_arg:+-nodes$node_arg}.log"
     SRUN_NODES=$node_arg "$here/fault_matrix.sh" --launcher "$launcher" -n "$n" "$@" > "$log" 2>&1
     rc=$?
-    grep -E '^(ok|FAIL|skip) |^     \|' "$log" | sed "s/ faults / $label faults /"
+    grep -E '^(ok|FAIL|skip|note) |^     \|' "$log" | sed "s/ faults / $label faults /"
     passed=$((passed + $(grep -c '^ok ' "$log")))
     failed=$((failed + $(grep -c '^FAIL ' "$log")))
     if [ "$rc" != 0 ] && ! grep -q '^FAIL ' "$log"; then
