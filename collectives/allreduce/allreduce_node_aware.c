@@ -167,13 +167,12 @@ double rcoll__allreduce_node_cost(const rcoll_model_t *m, size_t bytes, int nran
     /* The pipeline (post_ready): reduce k ends at t_r + k c_r and its rail
      * then runs; the bcasts follow the reduces in the stream, one every
      * c_b, but the bcast of slice k not before rail k is back. */
-    double reduces_end = t_r + (s - 1) * c_r, bcast = 0;
-    for (int k = 0; k < s; k++) {
-        double rail_end = t_r + k * c_r + t_rail;
-        bcast = k == 0 ? rcoll_compose_cost_max(reduces_end, rail_end) :
-                         rcoll_compose_cost_max(bcast + c_b, rail_end);
+    double after_reduces = t_r + (s - 1) * c_r + (s - 1) * c_b;
+    double last = rcoll_compose_cost_last_start(t_r, c_r, t_rail, c_b, s);
+    if (after_reduces > last) {
+        last = after_reduces;
     }
-    return bcast + t_b + (2 * s + 1) * 0.5e-6;   /* posting a child */
+    return last + t_b + (2 * s + 1) * 0.5e-6;   /* posting a child */
 }
 
 static rcoll_status_t ar_node_aware_progress(rcoll_task_t *task)

@@ -35,9 +35,18 @@ static inline double rcoll_compose_cost_spacing(const rcoll_model_t *node, doubl
     return port > window ? port : window;
 }
 
-static inline double rcoll_compose_cost_max(double a, double b)
+/*
+ * The pipeline of the node-aware reduce and allreduce: upstream child k of
+ * s ends at t_up + k c_up, then its slice's rail runs for t_rail, and
+ * downstream child k starts once rail k is back and c_down after
+ * downstream child k-1.  When the last downstream child starts: rail k is
+ * back at t_up + t_rail + k c_up, and (s-1-k) c_down after that is linear
+ * in k, so the latest is at k = 0 or k = s-1.
+ */
+static inline double rcoll_compose_cost_last_start(double t_up, double c_up, double t_rail,
+                                                   double c_down, int s)
 {
-    return a > b ? a : b;
+    return t_up + t_rail + (s - 1) * (c_up > c_down ? c_up : c_down);
 }
 
 #endif

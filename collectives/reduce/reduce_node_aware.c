@@ -237,12 +237,7 @@ double rcoll__reduce_node_cost(const rcoll_model_t *m, size_t bytes, int nranks,
     double t_rail = rcoll_select_best_cost(RCOLL_COLL_REDUCE, &rail, slice, nodes, 1);
     double c = rcoll_compose_cost_spacing(
         &node, t_node, rcoll_select_best_port(RCOLL_COLL_REDUCE, &node, slice, ppn));
-    double last = 0;
-    for (int k = 0; k < s; k++) {
-        double rail_end = t_node + k * c + t_rail;
-        last = k == 0 ? rail_end : rcoll_compose_cost_max(last + c, rail_end);
-    }
-    return last + t_node + (s + 1) * 0.5e-6;
+    return rcoll_compose_cost_last_start(t_node, c, t_rail, c, s) + t_node + (s + 1) * 0.5e-6;
 }
 
 static rcoll_status_t red_node_aware_progress(rcoll_task_t *task)
