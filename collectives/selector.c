@@ -209,6 +209,12 @@ static const rcoll_tune_t *tune_loaded(rcoll_context_t *ctx)
     return &s->tune.tune;
 }
 
+const rcoll_tune_t *rcoll_selector_tune(rcoll_context_t *ctx)
+{
+    const rcoll_config_t *cfg = rcoll_ctx_config(ctx);
+    return cfg->tune_file[0] != '\0' ? tune_get(ctx, cfg->tune_file) : NULL;
+}
+
 rcoll_status_t rcoll_selector_init(rcoll_context_t *ctx)
 {
     const rcoll_config_t *cfg = rcoll_ctx_config(ctx);

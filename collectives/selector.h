@@ -85,11 +85,24 @@ typedef enum {
     RCOLL_TUNE_NKEYS
 } rcoll_tune_key_t;
 
+/* The shared-memory single-copy paths whose sizes a tune file can set
+ * (`shm cma_bcast RANGE|none`, collectives/shm/shm_cma.c): the sizes that
+ * read the owner's buffer with process_vm_readv under RCOLL_SHM_CMA=auto. */
+typedef enum {
+    RCOLL_TUNE_CMA_BCAST,      /* bcast vectors */
+    RCOLL_TUNE_CMA_ALLGATHER,  /* allgather blocks (one rank's) */
+    RCOLL_TUNE_CMA_REDUCE,     /* reduce vectors */
+    RCOLL_TUNE_NCMA
+} rcoll_tune_cma_t;
+
 typedef struct rcoll_tune {
     rcoll_tune_rule_t *rules;
     int                nrules;
     double             model[RCOLL_TUNE_NKEYS];       /* value of each key given */
     int                model_line[RCOLL_TUNE_NKEYS];  /* its line; 0: not given */
+    size_t             cma_lo[RCOLL_TUNE_NCMA];       /* inclusive; none: lo > hi */
+    size_t             cma_hi[RCOLL_TUNE_NCMA];
+    int                cma_line[RCOLL_TUNE_NCMA];     /* its line; 0: not given */
 } rcoll_tune_t;
 
 /* Name ("alpha"), unit ("s", "s/B") and accepted range of a key; find: the
@@ -103,8 +116,24 @@ int         rcoll_tune_key_find(const char *name);
  * keys have no value in a model: NAN. */
 double rcoll_tune_model_value(const rcoll_model_t *m, int key);
 
+/* "cma_bcast", "cma_allgather", "cma_reduce"; find: the index, or -1. */
+const char *rcoll_tune_cma_name(int which);
+int         rcoll_tune_cma_find(const char *name);
+
+/* The sizes of a single-copy path under RCOLL_SHM_CMA=auto: t's `shm`
+ * line where it has one (returns its line), else the compiled-in default
+ * (returns 0; t may be NULL).  None: *lo > *hi. */
+int rcoll_tune_cma_range(const rcoll_tune_t *t, int which, size_t *lo, size_t *hi);
+
+/* "32768-65536", "16384-*", "none", "*" (for files and rcoll_info). */
+void rcoll_tune_cma_format(size_t lo, size_t hi, char *buf, size_t len);
+
 /* Replace m's figures by t's model lines (t may be NULL: no change). */
 void rcoll_tune_apply_model(const rcoll_tune_t *t, rcoll_model_t *m);
+
+/* The tune file the context's RCOLL_TUNE_FILE names, read (once) if it
+ * was not yet; NULL: none configured, or it cannot be read (logged). */
+const rcoll_tune_t *rcoll_selector_tune(rcoll_context_t *ctx);
 
 /* The tune file a context reads when RCOLL_TUNE_FILE is empty:
  * $sysconfdir/rcoll/tune of the build's prefix. */

@@ -114,6 +114,19 @@ void rcoll_selector_print_figures(FILE *out, const rcoll_model_t *defaults,
                 rcoll_tune_key_unit(k), dbuf, mbuf,
                 k >= RCOLL_TUNE_NMODEL ? "recorded only" : given ? "measured" : "default");
     }
+    fprintf(out, "# shm single-copy sizes (RCOLL_SHM_CMA=auto, bytes; see docs/tuning.md)\n");
+    fprintf(out, "#   %-14s %-18s %-18s %s\n", "path", "default", "tune file", "used");
+    for (int w = 0; w < RCOLL_TUNE_NCMA; w++) {
+        size_t lo, hi;
+        char dbuf[40], tbuf[48] = "-";
+        rcoll_tune_cma_range(NULL, w, &lo, &hi);
+        rcoll_tune_cma_format(lo, hi, dbuf, sizeof(dbuf));
+        int line = rcoll_tune_cma_range(t, w, &lo, &hi);
+        if (line > 0)
+            rcoll_tune_cma_format(lo, hi, tbuf, sizeof(tbuf));
+        fprintf(out, "#   %-14s %-18s %-18s %s\n", rcoll_tune_cma_name(w), dbuf, tbuf,
+                line > 0 ? "tune file" : "default");
+    }
     fputc('\n', out);
 }
 

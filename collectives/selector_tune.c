@@ -18,6 +18,14 @@
  *
  * KEY one of the keys below, at most once per file; VALUE a finite number in
  * the key's range (seconds, or seconds per byte).
+ *
+ * Or the sizes a shared-memory single-copy path takes under
+ * RCOLL_SHM_CMA=auto (rcoll_tune measures them; collectives/shm/shm_cma.c):
+ *
+ *     shm  cma_bcast|cma_allgather|cma_reduce  SIZES|none
+ *
+ * SIZES as in a rule (bytes as the cost model counts them), at most once
+ * per path per file.
  */
 #include <errno.h>
 #include <math.h>
@@ -153,6 +161,94 @@ static rcoll_status_t tune_parse_model(tune_ctx_t *tc, char **tok, int ntok, rco
     return RCOLL_OK;
 }
 
+/* ---- the shm single-copy sizes ---- */
+
+/* RCOLL_SHM_CMA=auto without a tune file line: what an A/B on the Intel
+ * Xeon VM of issue 15 found (docs/shm.md "Single copy"): bcast 32-64 KiB
+ * (it beats the slot path's two copies; the pipeline above overlaps them
+ * and wins), allgather blocks from 16 KiB; reduce never (the root reducing
+ * alone was 10-40% slower than the pipeline at 16 KiB-4 MiB, 2 ranks).
+ * rcoll_tune measures this machine's. */
+static const struct {
+    const char *name;
+    size_t      lo, hi;
+} tune_cma[RCOLL_TUNE_NCMA] = {
+    [RCOLL_TUNE_CMA_BCAST]     = { "cma_bcast",     32 * 1024, 64 * 1024 },
+    [RCOLL_TUNE_CMA_ALLGATHER] = { "cma_allgather", 16 * 1024, SIZE_MAX },
+    [RCOLL_TUNE_CMA_REDUCE]    = { "cma_reduce",    SIZE_MAX,  0 },
+};
+
+const char *rcoll_tune_cma_name(int which)
+{
+    return which >= 0 && which < RCOLL_TUNE_NCMA ? tune_cma[which].name : "?";
+}
+
+int rcoll_tune_cma_find(const char *name)
+{
+    for (int i = 0; i < RCOLL_TUNE_NCMA; i++)
+        if (strcmp(tune_cma[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int rcoll_tune_cma_range(const rcoll_tune_t *t, int which, size_t *lo, size_t *hi)
+{
+    if (which < 0 || which >= RCOLL_TUNE_NCMA) {
+        *lo = SIZE_MAX;
+        *hi = 0;
+        return 0;
+    }
+    if (t != NULL && t->cma_line[which] > 0) {
+        *lo = t->cma_lo[which];
+        *hi = t->cma_hi[which];
+        return t->cma_line[which];
+    }
+    *lo = tune_cma[which].lo;
+    *hi = tune_cma[which].hi;
+    return 0;
+}
+
+void rcoll_tune_cma_format(size_t lo, size_t hi, char *buf, size_t len)
+{
+    if (lo > hi)
+        snprintf(buf, len, "none");
+    else if (lo == 0 && hi == SIZE_MAX)
+        snprintf(buf, len, "*");
+    else if (hi == SIZE_MAX)
+        snprintf(buf, len, "%zu-*", lo);
+    else
+        snprintf(buf, len, "%zu-%zu", lo, hi);
+}
+
+static int tune_parse_range(const char *s, uint64_t max, uint64_t *lo, uint64_t *hi);
+
+/* `shm PATH SIZES|none` (tok[0] is "shm"). */
+static rcoll_status_t tune_parse_shm(tune_ctx_t *tc, char **tok, int ntok, rcoll_tune_t *t)
+{
+    uint64_t lo, hi;
+
+    if (ntok != 3)
+        return tune_fail(tc, "expected shm cma_bcast|cma_allgather|cma_reduce SIZES|none, got %d "
+                         "field%s", ntok, ntok == 1 ? "" : "s");
+    int w = rcoll_tune_cma_find(tok[1]);
+    if (w < 0)
+        return tune_fail(tc, "unknown shm setting '%s' (valid: cma_bcast, cma_allgather, "
+                         "cma_reduce)", tok[1]);
+    if (t->cma_line[w] > 0)
+        return tune_fail(tc, "shm %s given twice (first on line %d)", tok[1], t->cma_line[w]);
+    if (strcmp(tok[2], "none") == 0) {
+        lo = SIZE_MAX;
+        hi = 0;
+    } else if (tune_parse_range(tok[2], SIZE_MAX, &lo, &hi) != 0 || lo > hi) {
+        return tune_fail(tc, "shm %s: bad size range '%s' (expected none, *, N, MIN-MAX or "
+                         "MIN-*, MIN <= MAX, sizes with an optional k/m/g suffix)", tok[1], tok[2]);
+    }
+    t->cma_lo[w] = (size_t)lo;
+    t->cma_hi[w] = (size_t)hi;
+    t->cma_line[w] = tc->line;
+    return RCOLL_OK;
+}
+
 /* A non-negative number with an optional k/m/g suffix, whole token. */
 static int tune_parse_num(const char *s, size_t len, uint64_t max, uint64_t *out)
 {
@@ -232,6 +328,10 @@ static rcoll_status_t tune_parse_line(tune_ctx_t *tc, char *line, rcoll_tune_rul
     if (strcmp(tok[0], "model") == 0) {
         *empty = 1;
         return tune_parse_model(tc, tok, ntok, t);
+    }
+    if (strcmp(tok[0], "shm") == 0) {
+        *empty = 1;
+        return tune_parse_shm(tc, tok, ntok, t);
     }
     if (ntok < 3)
         return tune_fail(tc, "expected COLLECTIVE SIZES ALGORITHM [ranks=MIN-MAX], got %d field%s",

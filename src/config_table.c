@@ -47,12 +47,16 @@ static const rcoll_config_entry_t core_table[] = {
       RCOLL_CONFIG_BOOL, F(shm), NULL, 0, .match = RCOLL_CONFIG_MATCH_VALUE },
     { "SHM_CMA", "auto", "Single-copy shm bcast, allgather and reduce: peers read a buffer "
       "straight out of its owner's memory (process_vm_readv) instead of through the segment. "
-      "auto: where measured faster (bcast 32-64 KiB, allgather blocks from 16 KiB; reduce never; "
-      "not while the node's ranks outnumber its CPUs; docs/shm.md), on: at every size, off: never. Used only where the ranks of the "
+      "auto: the sizes of the tune file's shm lines (rcoll_tune measures them; docs/tuning.md), "
+      "else where measured faster on one Xeon (bcast 32-64 KiB, allgather blocks from 16 KiB; "
+      "reduce never); not while the node's ranks outnumber its CPUs (docs/shm.md). on: at every "
+      "size, off: never. Used only where the ranks of the "
       "communicator can read each other's memory (same user, ptrace rules: yama ptrace_scope 0, "
       "no seccomp filter against it), checked when its segment is set up; otherwise the two-copy "
-      "path (one info line)",
-      RCOLL_CONFIG_ENUM, F(shm_cma), "auto|on|off", 0, .match = RCOLL_CONFIG_MATCH_VALUE },
+      "path (one info line). Set with rcoll_config_set, it applies to the segments set up "
+      "afterwards (a communicator's first shared-memory collective); the sizes are those of the "
+      "communicator's rank 0",
+      RCOLL_CONFIG_ENUM, F(shm_cma), "auto|on|off", 1, .match = RCOLL_CONFIG_MATCH_VALUE },
     { "FAULT", "", "Test and diagnostic setting, never for production: <world rank>:<point>[:<n>] "
       "makes that rank kill itself (SIGKILL) at point fence (init's address exchange), shm-setup "
       "(the world communicator's shared-memory segment set up), pipeline (a large shm allreduce "
@@ -93,7 +97,7 @@ static const rcoll_config_entry_t coll_table[] = {
     { "REDUCE_SCATTER_ALGORITHM", "", "Force a reduce-scatter algorithm; empty: the selector "
       "chooses", RCOLL_CONFIG_STRING, F(reduce_scatter_alg), NULL, 1,
       .match = RCOLL_CONFIG_MATCH_VALUE },
-    { "TUNE_FILE", "", "Tune file (rules size range -> algorithm, measured model figures), as "
+    { "TUNE_FILE", "", "Tune file (rules size range -> algorithm, measured model figures, shm single-copy sizes), as "
       "rcoll_tune writes it; empty: $sysconfdir/rcoll/tune if that exists; none: no file; see "
       "docs/tuning.md", RCOLL_CONFIG_STRING, F(tune_file), NULL, 0,
       .match = RCOLL_CONFIG_MATCH_FILE },

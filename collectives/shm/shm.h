@@ -65,12 +65,15 @@ typedef struct {
 } rcoll__shm_flag_t;
 
 /* Single-copy reads (shm_cma.c): who this rank is, for process_vm_readv,
- * written once at set-up: its pid and where it mapped the segment. */
+ * written once at set-up: its pid and where it mapped the segment; rank
+ * 0's also the sizes that go single copy (every rank takes rank 0's, so
+ * they agree even where settings differ). */
 typedef struct {
     int64_t  pid;
     uint64_t base;
-    char     pad[RCOLL__SHM_LINE - 2 * sizeof(uint64_t)];
+    uint64_t cma_lo[3], cma_hi[3];  /* bcast, allgather, reduce; none: lo > hi */
 } rcoll__shm_ident_t;
+_Static_assert(sizeof(rcoll__shm_ident_t) == RCOLL__SHM_LINE, "one cache line");
 
 typedef struct {
     rcoll__shm_flag_t done, in_ready, res_ready, out_done;
@@ -121,9 +124,11 @@ typedef struct rcoll__shm {
     /* Single-copy reads (shm_cma.c): which sizes read the peers' buffers
      * with process_vm_readv (shm_cma.h; all SIZE_MAX: none; agreed at
      * set-up): bcast from cma_bc_min up to cma_bc_max bytes, allgather
-     * blocks from cma_ag_min, reduce vectors from cma_red_min; pid: each
+     * blocks from cma_ag_min to cma_ag_max, reduce vectors from cma_red_min
+     * to cma_red_max (RCOLL_SHM_CMA=auto: the tune file's `shm` lines, else
+     * the defaults of selector_tune.c); pid: each
      * rank's, copied out of the segment at set-up. */
-    size_t    cma_bc_min, cma_bc_max, cma_ag_min, cma_red_min;
+    size_t    cma_bc_min, cma_bc_max, cma_ag_min, cma_ag_max, cma_red_min, cma_red_max;
     int64_t  *pid;
     char     *cma_scratch;            /* a reduce root's: 2 pieces (shm_reduce_cma.c) */
 } rcoll__shm_t;
@@ -131,7 +136,7 @@ typedef struct rcoll__shm {
 /* ---- single-copy reads (shm_cma.c) ---- */
 
 /* Set-up: this rank's ident line (pid, mapping), before it reports in. */
-void rcoll__shm_cma_ident(rcoll__shm_t *sh);
+void rcoll__shm_cma_ident(rcoll_comm_t *comm, rcoll__shm_t *sh);
 /* Set-up: 1 if this rank's settings allow single-copy reads and it can read
  * rank r's memory (process_vm_readv of r's ident line through r's
  * mapping); else 0, with why (logged at debug). */

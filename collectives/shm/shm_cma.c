@@ -29,28 +29,52 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "shm_cma.h"
+#include "selector.h"
 #include "engines/shm_pipe.h"
-
-/* RCOLL_SHM_CMA=auto: the sizes that go single copy (A/B on the Intel Xeon
- * VM of issue 15, docs/shm.md "Single copy"): bcast 32-64 KiB (it beats
- * the slot path's two copies; the pipeline above overlaps them and wins),
- * allgather blocks from 16 KiB; reduce never (the root reducing alone was
- * 10-40% slower than the pipeline at 16 KiB-4 MiB, 2 ranks: RCOLL_SHM_CMA=on
- * only). */
-#define CMA_AUTO_BC_MIN  (32 * 1024)
-#define CMA_AUTO_BC_MAX  (64 * 1024)
-#define CMA_AUTO_AG_MIN  (16 * 1024)
-#define CMA_AUTO_RED_MIN SIZE_MAX
 
 typedef struct {
     uint64_t addr, len;
 } cma_desc_t;
 
-void rcoll__shm_cma_ident(rcoll__shm_t *sh)
+/* Rank 0's choice of the sizes that go single copy: every size with
+ * RCOLL_SHM_CMA=on; with auto, the tune file's `shm` lines, else the
+ * defaults (selector_tune.c). */
+static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_ident_t *id)
+{
+    const char *mode = rcoll_ctx_config(comm->ctx)->shm_cma;
+    const rcoll_tune_t *t = strcmp(mode, "on") == 0 ? NULL : rcoll_selector_tune(comm->ctx);
+    char what[RCOLL_TUNE_NCMA][96];
+
+    for (int w = 0; w < RCOLL_TUNE_NCMA; w++) {
+        size_t lo = 0, hi = SIZE_MAX;
+        int line = 0;
+        char range[40];
+        if (strcmp(mode, "on") != 0) {
+            line = rcoll_tune_cma_range(t, w, &lo, &hi);
+        }
+        id->cma_lo[w] = lo;
+        id->cma_hi[w] = hi;
+        rcoll_tune_cma_format(lo, hi, range, sizeof(range));
+        if (line > 0) {
+            snprintf(what[w], sizeof(what[w]), "%s (tune file line %d)", range, line);
+        } else {
+            snprintf(what[w], sizeof(what[w]), "%s (%s)", range,
+                     strcmp(mode, "on") == 0 ? "RCOLL_SHM_CMA=on" : "default");
+        }
+    }
+    rcoll_debug("shm: communicator 0x%llx: single-copy sizes where the ranks can read each "
+                "other: bcast %s, allgather blocks %s, reduce %s", (unsigned long long)comm->id,
+                what[0], what[1], what[2]);
+}
+
+void rcoll__shm_cma_ident(rcoll_comm_t *comm, rcoll__shm_t *sh)
 {
     rcoll__shm_ident_t *id = &rcoll__shm_ctl(sh, sh->me)->ident;
     id->pid = (int64_t)getpid();
     id->base = (uint64_t)(uintptr_t)sh->base;
+    if (sh->me == 0) {
+        choose_sizes(comm, id);
+    }
 }
 
 /* auto: more ranks on the node than online CPUs.  Then an owner waiting
@@ -100,9 +124,8 @@ int rcoll__shm_cma_probe(rcoll_comm_t *comm, rcoll__shm_t *sh, int r)
 
 void rcoll__shm_cma_ready(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
 {
-    const char *mode = rcoll_ctx_config(comm->ctx)->shm_cma;
-
-    sh->cma_bc_min = sh->cma_bc_max = sh->cma_ag_min = sh->cma_red_min = SIZE_MAX;
+    sh->cma_bc_min = sh->cma_ag_min = sh->cma_red_min = SIZE_MAX;
+    sh->cma_bc_max = sh->cma_ag_max = sh->cma_red_max = 0;
     if (!ok) {
         if (cma_wanted(comm, sh) && sh->me == 0) {
             rcoll_log(comm->is_world ? RCOLL_LOG_INFO : RCOLL_LOG_DEBUG,
@@ -116,15 +139,20 @@ void rcoll__shm_cma_ready(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
     for (int r = 0; r < sh->p; r++) {
         sh->pid[r] = rcoll__shm_ctl(sh, r)->ident.pid;
     }
-    int on = strcmp(mode, "on") == 0;
-    sh->cma_bc_min = on ? 0 : CMA_AUTO_BC_MIN;
-    sh->cma_bc_max = on ? SIZE_MAX : CMA_AUTO_BC_MAX;
-    sh->cma_ag_min = on ? 0 : CMA_AUTO_AG_MIN;
-    sh->cma_red_min = on ? 0 : CMA_AUTO_RED_MIN;
+    /* rank 0's choice (choose_sizes), read once: the segment is not
+     * consulted again for them */
+    const rcoll__shm_ident_t *id0 = &rcoll__shm_ctl(sh, 0)->ident;
+    sh->cma_bc_min = (size_t)id0->cma_lo[RCOLL_TUNE_CMA_BCAST];
+    sh->cma_bc_max = (size_t)id0->cma_hi[RCOLL_TUNE_CMA_BCAST];
+    sh->cma_ag_min = (size_t)id0->cma_lo[RCOLL_TUNE_CMA_ALLGATHER];
+    sh->cma_ag_max = (size_t)id0->cma_hi[RCOLL_TUNE_CMA_ALLGATHER];
+    sh->cma_red_min = (size_t)id0->cma_lo[RCOLL_TUNE_CMA_REDUCE];
+    sh->cma_red_max = (size_t)id0->cma_hi[RCOLL_TUNE_CMA_REDUCE];
     /* the reduce root's pieces (shm_reduce_cma.c); without it, no single-copy reduce */
     sh->cma_scratch = aligned_alloc(RCOLL__SHM_LINE, 2 * RCOLL__SHM_CMA_PIECE);
     if (sh->cma_scratch == NULL) {
         sh->cma_red_min = SIZE_MAX;
+        sh->cma_red_max = 0;
     }
 }
 

@@ -23,13 +23,13 @@ static inline int rcoll__shm_cma_bcast(const rcoll__shm_t *sh, size_t n)
 /* The same for an allgather of n-byte blocks. */
 static inline int rcoll__shm_cma_allgather(const rcoll__shm_t *sh, size_t n)
 {
-    return n >= sh->cma_ag_min;
+    return n >= sh->cma_ag_min && n <= sh->cma_ag_max;
 }
 
 /* The same for an n-byte reduce (shm_reduce_cma.c). */
 static inline int rcoll__shm_cma_reduce(const rcoll__shm_t *sh, size_t n)
 {
-    return n >= sh->cma_red_min;
+    return n >= sh->cma_red_min && n <= sh->cma_red_max;
 }
 
 /* Publish this rank's n-byte buffer buf for collective op->k (its slot

@@ -106,7 +106,7 @@ static rcoll_status_t setup_step(rcoll_task_t *task, rcoll__shm_op_t *op)
             rcoll__shm_segment_create(comm, sh);
             RCOLL_FAULT_AT(task->ctx, RCOLL_FAULT_SHM_SETUP, (unsigned long)comm->is_world);
             if (sh->base != NULL) {
-                rcoll__shm_cma_ident(sh);
+                rcoll__shm_cma_ident(comm, sh);
             }
             op->stage = ST_NAME_SEND;
             return RCOLL_INPROGRESS;
@@ -166,7 +166,7 @@ static rcoll_status_t setup_step(rcoll_task_t *task, rcoll__shm_op_t *op)
         }
         sh->my_ok = rcoll__shm_segment_attach(comm, sh) == RCOLL_OK;
         if (sh->my_ok) {
-            rcoll__shm_cma_ident(sh);
+            rcoll__shm_cma_ident(comm, sh);
             if (rcoll__shm_cma_probe(comm, sh, 0)) {
                 sh->my_ok |= VERDICT_CMA;
             }

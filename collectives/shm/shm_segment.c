@@ -126,7 +126,8 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     sh->pipe_faulted = (uint8_t *)(flags + 5 * (size_t)comm->size);
     sh->pid = (int64_t *)(void *)(flags + 6 * (size_t)comm->size);
     /* no single-copy reads until the set-up agrees */
-    sh->cma_bc_min = sh->cma_bc_max = sh->cma_ag_min = sh->cma_red_min = SIZE_MAX;
+    sh->cma_bc_min = sh->cma_ag_min = sh->cma_red_min = SIZE_MAX;
+    sh->cma_bc_max = sh->cma_ag_max = sh->cma_red_max = 0;
     return sh;
 }
 

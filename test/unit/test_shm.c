@@ -277,7 +277,7 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
                 sh[r]->pid[q] = (int64_t)getpid();
             }
             sh[r]->cma_bc_min = sh[r]->cma_ag_min = sh[r]->cma_red_min = sh[r]->small_max;
-            sh[r]->cma_bc_max = SIZE_MAX;
+            sh[r]->cma_bc_max = sh[r]->cma_ag_max = sh[r]->cma_red_max = SIZE_MAX;
             sh[r]->cma_scratch = alloc_aligned(64, 2 * RCOLL__SHM_CMA_PIECE);
             assert_non_null(sh[r]->cma_scratch);
         }
@@ -421,7 +421,7 @@ static void test_cma_read_errors(void **state)
 
     /* the probe: rank 0's ident, then a gone rank 0 */
     sh->me = 0;
-    rcoll__shm_cma_ident(sh);
+    rcoll__shm_cma_ident(&f.comm, sh);
     sh->me = 1;
     assert_int_equal(rcoll__shm_cma_probe(&f.comm, sh, 0), 1);
     rcoll__shm_ctl(sh, 0)->ident.pid = gone;

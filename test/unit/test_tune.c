@@ -168,6 +168,67 @@ static void test_model(void **state)
     expect_error("model alpha 1e-6 1e-6\n", "bad.tune:1: ", "expected model KEY VALUE, got 4");
 }
 
+/* `shm cma_* SIZES|none` lines: stored with their line, the defaults where
+ * none is given, each kind of bad line refused. */
+static void test_shm_cma(void **state)
+{
+    rcoll_tune_t t;
+    char err[512], buf[48];
+    size_t lo, hi, dlo, dhi;
+    const char *text =
+        "bcast * binomial\n"
+        "shm cma_bcast 8k-2m   # measured\n"
+        "shm\tcma_reduce none\n";
+
+    /* the defaults: bcast a bounded range, reduce none (no file) */
+    assert_int_equal(rcoll_tune_cma_range(NULL, RCOLL_TUNE_CMA_BCAST, &dlo, &dhi), 0);
+    assert_true(dlo > 0 && dlo <= dhi && dhi < SIZE_MAX);
+    assert_int_equal(rcoll_tune_cma_range(NULL, RCOLL_TUNE_CMA_REDUCE, &lo, &hi), 0);
+    assert_true(lo > hi);
+
+    assert_int_equal(rcoll_tune_parse_text(text, "s", &t, err, sizeof(err)), RCOLL_OK);
+    assert_int_equal(t.nrules, 1);
+    assert_int_equal(rcoll_tune_cma_range(&t, RCOLL_TUNE_CMA_BCAST, &lo, &hi), 2);
+    assert_int_equal(lo, 8192);
+    assert_int_equal(hi, 2 << 20);
+    assert_int_equal(rcoll_tune_cma_range(&t, RCOLL_TUNE_CMA_REDUCE, &lo, &hi), 3);
+    assert_true(lo > hi);
+    /* not in the file: the default */
+    size_t alo, ahi;
+    rcoll_tune_cma_range(NULL, RCOLL_TUNE_CMA_ALLGATHER, &alo, &ahi);
+    assert_int_equal(rcoll_tune_cma_range(&t, RCOLL_TUNE_CMA_ALLGATHER, &lo, &hi), 0);
+    assert_true(lo == alo && hi == ahi);
+    rcoll_tune_free(&t);
+
+    /* formats the parser reads back */
+    rcoll_tune_cma_format(SIZE_MAX, 0, buf, sizeof(buf));
+    assert_string_equal(buf, "none");
+    rcoll_tune_cma_format(16384, SIZE_MAX, buf, sizeof(buf));
+    assert_string_equal(buf, "16384-*");
+    rcoll_tune_cma_format(0, SIZE_MAX, buf, sizeof(buf));
+    assert_string_equal(buf, "*");
+    rcoll_tune_cma_format(32768, 65535, buf, sizeof(buf));
+    assert_string_equal(buf, "32768-65535");
+    assert_int_equal(rcoll_tune_parse_text("shm cma_allgather 16384-*\nshm cma_bcast *\n", "s", &t,
+                                           err, sizeof(err)), RCOLL_OK);
+    assert_int_equal(rcoll_tune_cma_range(&t, RCOLL_TUNE_CMA_ALLGATHER, &lo, &hi), 1);
+    assert_true(lo == 16384 && hi == SIZE_MAX);
+    assert_int_equal(rcoll_tune_cma_range(&t, RCOLL_TUNE_CMA_BCAST, &lo, &hi), 2);
+    assert_true(lo == 0 && hi == SIZE_MAX);
+    rcoll_tune_free(&t);
+    for (int w = 0; w < RCOLL_TUNE_NCMA; w++)
+        assert_int_equal(rcoll_tune_cma_find(rcoll_tune_cma_name(w)), w);
+    assert_int_equal(rcoll_tune_cma_find("cma_barrier"), -1);
+
+    expect_error("shm cma_barrier 1k-*\n", "bad.tune:1: ", "unknown shm setting 'cma_barrier'");
+    expect_error("shm cma_bcast 1k-*\nshm cma_bcast none\n", "bad.tune:2: ",
+                 "shm cma_bcast given twice (first on line 1)");
+    expect_error("shm cma_bcast 2k-1k\n", "bad.tune:1: ", "shm cma_bcast: bad size range '2k-1k'");
+    expect_error("shm cma_bcast never\n", "bad.tune:1: ", "bad size range 'never'");
+    expect_error("shm cma_bcast\n", "bad.tune:1: ", "expected shm cma_bcast|cma_allgather|cma_reduce");
+    expect_error("shm cma_bcast 1k 2k\n", "bad.tune:1: ", "got 4 fields");
+}
+
 static void test_file(void **state)
 {
     char path[] = "/tmp/rcoll_test_tuneXXXXXX", err[512], want[600];
@@ -222,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_good),
         cmocka_unit_test(test_bad),
         cmocka_unit_test(test_model),
+        cmocka_unit_test(test_shm_cma),
         cmocka_unit_test(test_file),
         cmocka_unit_test(test_config_path),
     };
