@@ -11,7 +11,10 @@
  * fastest per size as rules (the previous size's winner kept unless beaten
  * by more than 10%; adjacent sizes with one winner merged into a range;
  * ranks= the job's size) and the figures as `model KEY VALUE` lines,
- * then reads the file back with the library's parser.  --model-only: the
+ * then the sizes at which the shm bcast, allgather and reduce should read
+ * straight from the owner's memory (`shm cma_* RANGE` lines,
+ * rcoll_tune_cma.c), then reads the file back with the library's parser.
+ * --model-only: the
  * figures and no rules (seconds, not a minute: what a check that prices
  * with the model needs, e.g. test/integration/model_check.sh).
  */
@@ -180,7 +183,7 @@ static void cpu_model(char *buf, size_t len)
 }
 
 static int write_file(const char *path, const tune_run_t *r, const double *model,
-                      const coll_result_t *res)
+                      const coll_result_t *res, const tune_cma_t *cma, int model_only)
 {
     char tmp[4096], cpu[256], date[64];
     time_t now = time(NULL);
@@ -208,6 +211,8 @@ static int write_file(const char *path, const tune_run_t *r, const double *model
             fprintf(f, "model %-14s %.4g   # %s\n", rcoll_tune_key_name(k), model[k],
                     rcoll_tune_key_unit(k));
     }
+    if (!model_only)
+        tune_write_cma(f, r, cma);
     for (int c = 0; c < RCOLL_COLL_LAST; c++)
         if (res[c].nsizes > 0)          /* none measured: --model-only */
             write_rules(f, r, (rcoll_coll_type_t)c, &res[c]);
@@ -242,6 +247,7 @@ int main(int argc, char **argv)
     const char *out = NULL;
     int model_only = 0;
     static coll_result_t res[RCOLL_COLL_LAST];
+    static tune_cma_t cma;
     double model[RCOLL_TUNE_NKEYS];
     /* an installed tune file must not steer the measuring itself */
     const char *const config[] = { "RCOLL_TUNE_FILE=none", NULL };
@@ -286,6 +292,7 @@ int main(int argc, char **argv)
         return 1;
     }
     r.world = rcoll_comm_world(r.ctx);
+    r.comm = r.world;
     r.rank = rcoll_comm_rank(r.world);
     r.size = rcoll_comm_size(r.world);
     if (r.size < 2) {
@@ -321,11 +328,17 @@ int main(int argc, char **argv)
         if ((st = measure_coll(&r, (rcoll_coll_type_t)c, &res[c])) != RCOLL_OK)
             goto fail;
     }
+    if (!model_only) {
+        if (r.rank == 0)
+            fprintf(stderr, "rcoll_tune: shared-memory single copy (RCOLL_SHM_CMA)\n");
+        if ((st = tune_measure_cma(&r, &cma)) != RCOLL_OK)
+            goto fail;
+    }
     rc = 0;
     if (r.rank == 0) {
         rcoll_tune_t check;
         char err[512];
-        if (write_file(out, &r, model, res) != 0) {
+        if (write_file(out, &r, model, res, &cma, model_only) != 0) {
             rc = 1;
         } else if (rcoll_tune_parse_file(out, &check, err, sizeof(err)) != RCOLL_OK) {
             fprintf(stderr, "rcoll_tune: the file written does not parse: %s\n", err);

@@ -7,6 +7,7 @@
 #define RCOLL_TUNE_TOOL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "rcoll.h"
 #include "coll.h"
 #include "selector.h"
@@ -14,6 +15,7 @@
 typedef struct {
     rcoll_context_t *ctx;
     rcoll_comm_t    *world;
+    rcoll_comm_t    *comm;        /* where tune_call runs: world, unless a measure says */
     int              rank, size;
     int              ppn;         /* most ranks on one node (agreed) */
     int              nnodes;      /* 1 when every rank is on one node */
@@ -48,5 +50,21 @@ double tune_time_coll(tune_run_t *r, rcoll_coll_type_t coll, size_t bytes, rcoll
 /* The measured model figures: value[k] for each key k of rcoll_tune_key_t,
  * NAN where not measured; every rank gets the same values. */
 rcoll_status_t tune_measure_model(tune_run_t *r, double value[RCOLL_TUNE_NKEYS]);
+
+/* The shm single-copy sizes (rcoll_tune_cma.c): per path of
+ * rcoll_tune_cma_t, the times with RCOLL_SHM_CMA=off ([0]) and on ([1])
+ * and the range chosen (lo > hi: none). */
+#define TUNE_CMA_MAX_SIZES 16
+typedef struct {
+    int    measured;
+    char   why[128];                /* not measured: why */
+    size_t size[RCOLL_TUNE_NCMA][TUNE_CMA_MAX_SIZES];
+    int    nsizes[RCOLL_TUNE_NCMA];
+    double t[RCOLL_TUNE_NCMA][2][TUNE_CMA_MAX_SIZES];
+    size_t lo[RCOLL_TUNE_NCMA], hi[RCOLL_TUNE_NCMA];
+} tune_cma_t;
+
+rcoll_status_t tune_measure_cma(tune_run_t *r, tune_cma_t *c);
+void tune_write_cma(FILE *f, const tune_run_t *r, const tune_cma_t *c);
 
 #endif

@@ -63,17 +63,17 @@ rcoll_status_t tune_call(tune_run_t *r, rcoll_coll_type_t coll, size_t bytes, in
 
     switch (coll) {
     case RCOLL_COLL_ALLREDUCE:
-        return rcoll_allreduce(r->sbuf, r->rbuf, count, RCOLL_FLOAT32, RCOLL_SUM, r->world);
+        return rcoll_allreduce(r->sbuf, r->rbuf, count, RCOLL_FLOAT32, RCOLL_SUM, r->comm);
     case RCOLL_COLL_BCAST:
-        return rcoll_bcast(r->rbuf, bytes, RCOLL_UINT8, bcast_root, r->world);
+        return rcoll_bcast(r->rbuf, bytes, RCOLL_UINT8, bcast_root, r->comm);
     case RCOLL_COLL_BARRIER:
-        return rcoll_barrier(r->world);
+        return rcoll_barrier(r->comm);
     case RCOLL_COLL_REDUCE:
-        return rcoll_reduce(r->sbuf, r->rbuf, count, RCOLL_FLOAT32, RCOLL_SUM, 0, r->world);
+        return rcoll_reduce(r->sbuf, r->rbuf, count, RCOLL_FLOAT32, RCOLL_SUM, 0, r->comm);
     case RCOLL_COLL_ALLGATHER:
-        return rcoll_allgather(r->sbuf, r->rbuf, count, RCOLL_FLOAT32, r->world);
+        return rcoll_allgather(r->sbuf, r->rbuf, count, RCOLL_FLOAT32, r->comm);
     case RCOLL_COLL_REDUCE_SCATTER:
-        return rcoll_reduce_scatter(r->sbuf, r->rbuf, count, RCOLL_FLOAT32, RCOLL_SUM, r->world);
+        return rcoll_reduce_scatter(r->sbuf, r->rbuf, count, RCOLL_FLOAT32, RCOLL_SUM, r->comm);
     default:
         return RCOLL_ERR_INVALID_ARG;
     }
@@ -99,7 +99,7 @@ double tune_time_coll(tune_run_t *r, rcoll_coll_type_t coll, size_t bytes, rcoll
         if ((*st = tune_call(r, coll, bytes, 0)) != RCOLL_OK)
             return -1;
     for (int k = 0; k < reps; k++) {
-        if ((*st = rcoll_barrier(r->world)) != RCOLL_OK)
+        if ((*st = rcoll_barrier(r->comm)) != RCOLL_OK)
             return -1;
         double t0 = tune_now();
         for (int i = 0; i < calls; i++)

@@ -258,6 +258,12 @@ run_set() {
         if [ "$quick" = 1 ]; then lim=300; else lim=1200; fi
         run_one "coll_check${qflag[*]:+ ${qflag[*]}}" "$n" "$lim" \
             "$here/coll_check" "${qflag[@]}" "${coll_args[@]}"
+        # the shm single-copy paths at every size (a tune file's shm lines
+        # may turn any of them on under auto): one node, 2 and 3 ranks
+        if [ -z "$node_arg" ] && { [ "$n" = 2 ] || [ "$n" = 3 ]; }; then
+            run_one "coll_check --algs shm RCOLL_SHM_CMA=on" "$n" 300 \
+                "$(command -v env)" RCOLL_SHM_CMA=on "$here/coll_check" --algs shm
+        fi
     fi
     wants comm && run_one comm_check "$n" 180 "$here/comm_check"
     wants group && run_one group_check "$n" 180 "$here/group_check"

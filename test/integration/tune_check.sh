@@ -8,7 +8,11 @@
 #      came from a rule of F and is the one F's first matching rule names.
 #   3. ranks given tune files with different contents fail init, each rank
 #      naming RCOLL_TUNE_FILE; a malformed file fails init naming file:line.
-# Exit status 0 only if all hold.  About 30 s.
+#   4. F holds the measured single-copy sizes (`shm cma_* RANGE|none`) and
+#      rcoll_info --model shows them as used; a file whose shm lines say
+#      otherwise sets the sizes a communicator's segment takes (the debug
+#      line of its rank 0 names each with its line in the file).
+# Exit status 0 only if all hold.  About 40 s.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -39,6 +43,10 @@ grep -qE '^model gamma +[0-9.e+-]+' "$F" || bad "no measured gamma"
 info=$(RCOLL_TUNE_FILE=$F "$top/tools/rcoll_info" --model 2>&1)
 echo "$info" | grep -qE '^#   alpha .* measured$' || bad "rcoll_info --model does not show alpha as measured"
 echo "$info" | grep -qF "$F, from RCOLL_TUNE_FILE" || bad "rcoll_info --model does not name the file"
+for w in cma_bcast cma_allgather cma_reduce; do
+    grep -qE "^shm +$w +(none|[0-9]+-([0-9]+|\*)|\*)\$" "$F" || bad "no measured shm $w line in the tune file"
+    echo "$info" | grep -qE "^#   $w .* tune file\$" || bad "rcoll_info --model does not show $w from the file"
+done
 
 # 2. the selection in F is the one used
 if ! RCOLL_TUNE_FILE=$F RCOLL_LOG_LEVEL=debug timeout --kill-after=10 150 "${run[@]}" \
@@ -52,7 +60,7 @@ awk -v F="$F" '
         while ((getline line < F) > 0) {
             sub(/#.*/, "", line)
             n = split(line, f, /[ \t]+/)
-            if (n < 3 || f[1] == "model" || f[1] == "") continue
+            if (n < 3 || f[1] == "model" || f[1] == "shm" || f[1] == "") continue
             r++; coll[r] = f[1]; alg[r] = f[3]; rk[r] = "*"
             if (f[4] ~ /^ranks=/) rk[r] = substr(f[4], 7)
             if (f[2] == "*") { lo[r] = 0; hi[r] = -1 }
@@ -105,6 +113,19 @@ for r in 0 1; do
     grep -E "r$r\].*$dir/broken:2: model alpha 1e9 out of range" "$dir/broken.log" > /dev/null ||
         bad "rank $r did not name $dir/broken:2"
 done
+
+# 4. the shm lines set the segment's single-copy sizes
+grep -vE '^shm ' "$F" > "$dir/cma"
+printf 'shm cma_bcast none\nshm cma_allgather 4096-8191\nshm cma_reduce 1m-*\n' >> "$dir/cma"
+n=$(grep -c '' "$dir/cma")
+if ! RCOLL_TUNE_FILE=$dir/cma RCOLL_LOG_LEVEL=debug timeout --kill-after=10 60 "${run[@]}" \
+        "$top/examples/rcoll_osu_bcast" -s 65536 > "$dir/cma.log" 2>&1; then
+    bad "a bcast with the shm lines changed failed"
+    tail -n 8 "$dir/cma.log"
+fi
+want="bcast none (tune file line $((n - 2))), allgather blocks 4096-8191 (tune file line $((n - 1))), reduce 1048576-* (tune file line $n)"
+grep 'r0\].*single-copy sizes' "$dir/cma.log" | grep -qF ": $want" ||
+    bad "the segment did not take the file's single-copy sizes ($want)"
 
 if [ "$fail" != 0 ]; then
     for l in mismatch broken; do echo "--- $l.log"; tail -n 8 "$dir/$l.log"; done
