@@ -148,12 +148,8 @@ void rcoll__shm_cma_ready(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
     sh->cma_ag_max = (size_t)id0->cma_hi[RCOLL_TUNE_CMA_ALLGATHER];
     sh->cma_red_min = (size_t)id0->cma_lo[RCOLL_TUNE_CMA_REDUCE];
     sh->cma_red_max = (size_t)id0->cma_hi[RCOLL_TUNE_CMA_REDUCE];
-    /* the reduce root's pieces (shm_reduce_cma.c); without it, no single-copy reduce */
-    sh->cma_scratch = aligned_alloc(RCOLL__SHM_LINE, 2 * RCOLL__SHM_CMA_PIECE);
-    if (sh->cma_scratch == NULL) {
-        sh->cma_red_min = SIZE_MAX;
-        sh->cma_red_max = 0;
-    }
+    /* the reduce root's scratch is made on first use (shm_reduce_cma.c):
+     * a failure here could not be agreed on, only reported there */
 }
 
 int rcoll__shm_cma_post(rcoll_task_t *task, rcoll__shm_op_t *op, const void *buf, size_t n)

@@ -17,6 +17,7 @@
  * next; cs, 1 once all are published.  Waits: step 2 a rank's descriptor,
  * step 3 the root still reading (task->wait_peer names the rank).
  */
+#include <stdlib.h>
 #include <string.h>
 #include "reduce.h"
 #include "shm_cma.h"
@@ -78,6 +79,16 @@ rcoll_status_t rcoll__shm_reduce_cma(rcoll_task_t *task, rcoll__shm_red_t *S, si
         }
         rcoll__shm_leave(task, &S->op);
         return RCOLL_OK;
+    }
+    if (sh->cma_scratch == NULL) {
+        /* made on the first single-copy reduce this rank roots; freed with
+         * the segment */
+        sh->cma_scratch = aligned_alloc(RCOLL__SHM_LINE, 2 * RCOLL__SHM_CMA_PIECE);
+        if (sh->cma_scratch == NULL) {
+            rcoll_error("shm reduce: comm rank %d (the root): no memory for the %d KiB scratch "
+                        "of the single-copy reduce", sh->me, 2 * RCOLL__SHM_CMA_PIECE / 1024);
+            return RCOLL_ERR_NO_MEMORY;
+        }
     }
     if (task->phase == 0) {
         if (!rcoll__shm_slots_free(task, sh, S->op.k)) {
