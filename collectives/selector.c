@@ -79,14 +79,25 @@ const rcoll_alg_t *rcoll_select_by_cost(rcoll_coll_type_t coll, const rcoll_mode
     return select_by_cost(coll, m, bytes, nranks, ppn, 0);
 }
 
-double rcoll_select_best_port(rcoll_coll_type_t coll, const rcoll_model_t *m, size_t bytes,
-                              int nranks)
+double rcoll_select_best_cost_port(rcoll_coll_type_t coll, const rcoll_model_t *m, size_t bytes,
+                                   int nranks, double *port)
 {
     const rcoll_alg_t *a = rcoll_select_by_cost(coll, m, bytes, nranks, nranks);
     if (a == NULL || a->cost == NULL) {
+        *port = INFINITY;
         return INFINITY;
     }
-    return a->port != NULL ? a->port(m, bytes, nranks) : a->cost(m, bytes, nranks, nranks);
+    double cost = a->cost(m, bytes, nranks, nranks);
+    *port = a->port != NULL ? a->port(m, bytes, nranks) : cost;
+    return cost;
+}
+
+double rcoll_select_best_port(rcoll_coll_type_t coll, const rcoll_model_t *m, size_t bytes,
+                              int nranks)
+{
+    double port;
+    rcoll_select_best_cost_port(coll, m, bytes, nranks, &port);
+    return port;
 }
 
 double rcoll_select_best_cost(rcoll_coll_type_t coll, const rcoll_model_t *m, size_t bytes,

@@ -46,6 +46,11 @@ double rcoll_select_best_cost(rcoll_coll_type_t coll, const rcoll_model_t *m, si
 double rcoll_select_best_port(rcoll_coll_type_t coll, const rcoll_model_t *m, size_t bytes,
                               int nranks);
 
+/* Both at once, from one selection (one node of nranks ranks): the cost,
+ * and its port in *port. */
+double rcoll_select_best_cost_port(rcoll_coll_type_t coll, const rcoll_model_t *m, size_t bytes,
+                                   int nranks, double *port);
+
 /* Ranks per node of a communicator: the most ranks it has on any one node,
  * so that every member computes the same value. */
 int rcoll_selector_comm_ppn(const rcoll_comm_t *comm);

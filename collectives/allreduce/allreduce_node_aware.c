@@ -157,13 +157,12 @@ double rcoll__allreduce_node_cost(const rcoll_model_t *m, size_t bytes, int nran
     node.shm = m->shm_node;
     rail.shm = 0;
     rail.beta_inter *= s;          /* the s rails of a node share its link */
-    double t_r = rcoll_select_best_cost(RCOLL_COLL_REDUCE, &node, slice, ppn, ppn);
-    double t_b = rcoll_select_best_cost(RCOLL_COLL_BCAST, &node, slice, ppn, ppn);
+    double p_r, p_b;
+    double t_r = rcoll_select_best_cost_port(RCOLL_COLL_REDUCE, &node, slice, ppn, &p_r);
+    double t_b = rcoll_select_best_cost_port(RCOLL_COLL_BCAST, &node, slice, ppn, &p_b);
     double t_rail = rcoll_select_best_cost(RCOLL_COLL_ALLREDUCE, &rail, slice, nodes, 1);
-    double c_r = rcoll_compose_cost_spacing(
-        &node, t_r, rcoll_select_best_port(RCOLL_COLL_REDUCE, &node, slice, ppn));
-    double c_b = rcoll_compose_cost_spacing(
-        &node, t_b, rcoll_select_best_port(RCOLL_COLL_BCAST, &node, slice, ppn));
+    double c_r = rcoll_compose_cost_spacing(&node, t_r, p_r);
+    double c_b = rcoll_compose_cost_spacing(&node, t_b, p_b);
     /* The pipeline (post_ready): reduce k ends at t_r + k c_r and its rail
      * then runs; the bcasts follow the reduces in the stream, one every
      * c_b, but the bcast of slice k not before rail k is back. */

@@ -23,7 +23,7 @@
 #include "engines/compose.h"
 
 /* Spacing of a stream of children that each take t_child alone and keep
- * each send port busy for `port` (rcoll_select_best_port), under the node's
+ * each send port busy for `port` (rcoll_select_best_cost_port), under the node's
  * model (node->shm: the children are shm collectives). */
 static inline double rcoll_compose_cost_spacing(const rcoll_model_t *node, double t_child,
                                                 double port)

@@ -233,10 +233,10 @@ double rcoll__reduce_node_cost(const rcoll_model_t *m, size_t bytes, int nranks,
     node.shm = m->shm_node;
     rail.shm = 0;
     rail.beta_inter *= s;
-    double t_node = rcoll_select_best_cost(RCOLL_COLL_REDUCE, &node, slice, ppn, ppn);
+    double p_node;
+    double t_node = rcoll_select_best_cost_port(RCOLL_COLL_REDUCE, &node, slice, ppn, &p_node);
     double t_rail = rcoll_select_best_cost(RCOLL_COLL_REDUCE, &rail, slice, nodes, 1);
-    double c = rcoll_compose_cost_spacing(
-        &node, t_node, rcoll_select_best_port(RCOLL_COLL_REDUCE, &node, slice, ppn));
+    double c = rcoll_compose_cost_spacing(&node, t_node, p_node);
     return rcoll_compose_cost_last_start(t_node, c, t_rail, c, s) + t_node + (s + 1) * 0.5e-6;
 }
 
