@@ -7,8 +7,10 @@
  * message of b bytes costs alpha + b*beta.  Across nodes it costs
  * alpha_inter + b*beta_inter*ncross, where ncross is the number of ranks of
  * one node whose messages leave the node in that step: they share the node's
- * network link.  A message above the eager limit adds rndv_extra (the
- * ready-to-receive and the completion notice).
+ * network link.  The node's other ppn - ncross ranks send on the node in
+ * the same step, at alpha + b*beta each, so a step with both kinds costs
+ * the larger of the two.  A message above the eager limit adds rndv_extra
+ * (the ready-to-receive and the completion notice).
  */
 #ifndef RCOLL_SELECTOR_COST_H
 #define RCOLL_SELECTOR_COST_H
@@ -29,10 +31,15 @@ static inline double rcoll_cost_msg(const rcoll_model_t *m, double b, int nranks
     double t;
     if (b <= 0)
         b = 0;
-    if (rcoll_cost_multinode(nranks, ppn) && ncross > 0)
+    if (rcoll_cost_multinode(nranks, ppn) && ncross > 0) {
         t = m->alpha_inter + b * m->beta_inter * ncross;
-    else
+        if (ncross < ppn) {              /* the rest of the node's messages stay on it */
+            double on = m->alpha + b * m->beta;
+            t = on > t ? on : t;
+        }
+    } else {
         t = m->alpha + b * m->beta;
+    }
     if (b > (double)m->eager_limit)
         t += m->rndv_extra;
     return t;
