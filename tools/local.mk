@@ -14,5 +14,8 @@ tools_rcoll_tune_SOURCES = tools/rcoll_tune.c tools/rcoll_tune_time.c tools/rcol
 tools_rcoll_tune_CPPFLAGS = $(RCOLL_INTERNAL_CPPFLAGS)
 tools_rcoll_tune_LDFLAGS = -static
 tools_rcoll_tune_LDADD = librcoll.la $(UCX_LIBS) $(PMIX_LIBS) $(HWLOC_LIBS) $(IBVERBS_LIBS) $(RDMACM_LIBS) -lm -lrt
+# the cost model's tables in docs/scaling.md are current
+TESTS += tools/check-scaling-tables
+dist_noinst_SCRIPTS += tools/check-scaling-tables docs/scaling-tables.sh
 include tools/rcollrun/local.mk
 include tools/rcoll_sim/local.mk
