@@ -119,6 +119,15 @@ static const rcoll_config_entry_t verbs_table[] = {
       "queue each time that many connections have been made, so its CQ memory grows with the "
       "peers it talks to, not with the job size", RCOLL_CONFIG_INT, F(verbs_cq_peers), NULL, 0,
       .min = 1, .max = 1 << 20 },
+    { "VERBS_SRQ", "auto", "Eager receive buffers of raw verbs: on = one shared receive queue "
+      "(SRQ) per process, a fixed pool whatever the peers; off = each connected peer's own "
+      "buffers (memory grows with the peers); auto = on where the device has SRQs and is "
+      "InfiniBand or RoCE, off on iWARP (no RNR retry there: a SEND finding no buffer ends the "
+      "connection), where on is refused", RCOLL_CONFIG_ENUM, F(verbs_srq), "auto|on|off", 0 },
+    { "VERBS_SRQ_SIZE", "1024", "Receive buffers in the verbs shared receive queue (each of "
+      "about RCOLL_EAGER_LIMIT bytes), clamped to the device's max_srq_wr; peers that find it "
+      "empty retry (RNR) until buffers are re-posted", RCOLL_CONFIG_INT, F(verbs_srq_size), NULL,
+      0, .min = 2, .max = 1 << 20 },
     { "RCACHE", "1", "Cache memory registrations of user buffers",
       RCOLL_CONFIG_BOOL, F(rcache), NULL, 0 },
     { "RCACHE_MAX", "1g", "Most bytes the registration cache keeps registered",

@@ -193,6 +193,14 @@ project_tests() {
         check rxe verbs_lazy_check 180 env RCOLL_NET_DEVICES=rxe0:1 test/verbs/verbs_lazy_check
         check siw verbs_lazy_check 180 env RCOLL_NET_DEVICES=siw0:1 test/verbs/verbs_lazy_check
     fi
+    if [ -x test/verbs/verbs_lazy_check ] && [ -x test/integration/run.sh ]; then
+        # The shared receive queue (RCOLL_VERBS_SRQ, the default on rxe) under
+        # pressure: pools of 2 and 4 buffers against credit windows of 32 per
+        # peer, so SENDs meet an empty SRQ and live on RNR retries; passes only if
+        # rxe0's counters show RNR NAKs, none exhausted.  ~75 s.  (siw keeps
+        # per-peer buffers: every siw cell checks that mode.)
+        integ rxe test/softrdma/srq-pressure.sh
+    fi
     if [ -x test/contract/run.sh ]; then
         # The transport contract (test/contract): every case on verbs over each device
         # (rcoll's own backend: all of it runs only here).  UCX over rxe costs 10-60 s a

@@ -3,10 +3,10 @@
 # and exits 77 (automake SKIP) with "verbs: no RDMA device, skipped" when
 # there is none.
 VERBS_UNIT_CFLAGS = $(UNIT_CFLAGS) -I$(top_srcdir)/transports
-check_PROGRAMS += test/unit/test_verbs_gid test/unit/test_verbs_credit \
+check_PROGRAMS += test/unit/test_verbs_gid test/unit/test_verbs_credit test/unit/test_verbs_qpmap \
                   test/unit/test_verbs_rkey test/unit/test_verbs_rcache \
                   test/unit/test_verbs_device
-TESTS += test/unit/test_verbs_gid test/unit/test_verbs_credit \
+TESTS += test/unit/test_verbs_gid test/unit/test_verbs_credit test/unit/test_verbs_qpmap \
          test/unit/test_verbs_rkey test/unit/test_verbs_rcache \
          test/unit/test_verbs_device
 
@@ -17,6 +17,10 @@ test_unit_test_verbs_gid_LDADD = $(CMOCKA_LIBS)
 test_unit_test_verbs_credit_SOURCES = test/unit/test_verbs_credit.c transports/verbs/verbs_credit.c
 test_unit_test_verbs_credit_CFLAGS = $(VERBS_UNIT_CFLAGS)
 test_unit_test_verbs_credit_LDADD = $(CMOCKA_LIBS)
+
+test_unit_test_verbs_qpmap_SOURCES = test/unit/test_verbs_qpmap.c transports/verbs/verbs_qpmap.c
+test_unit_test_verbs_qpmap_CFLAGS = $(VERBS_UNIT_CFLAGS)
+test_unit_test_verbs_qpmap_LDADD = $(CMOCKA_LIBS)
 
 test_unit_test_verbs_rkey_SOURCES = test/unit/test_verbs_rkey.c transports/verbs/verbs_rkey.c
 test_unit_test_verbs_rkey_CFLAGS = $(VERBS_UNIT_CFLAGS)

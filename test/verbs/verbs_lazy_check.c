@@ -22,6 +22,15 @@
  *     instances are closed are each reported through peer_error within the
  *     connection deadline (10 s: a short RCOLL_TIMEOUT is raised to it,
  *     verbs_tl.c), naming the peer and the set-up step.
+ * Receive memory (RCOLL_VERBS_SRQ, verbs_srq.c): the mode follows the
+ * setting and the device (auto: a shared receive queue on IB and RoCE,
+ * per-peer buffers on iWARP, where "on" must be refused).  Per-peer mode:
+ * after the ring each rank holds exactly its two neighbours' receive
+ * buffers.  SRQ mode: no peer's buffers at all, and the receive memory after
+ * the ring and after the pair (3 peers connected) is what open() made,
+ * RCOLL_VERBS_SRQ_SIZE x buffer size.  RCOLL_VERBS_SRQ_SIZE=2 makes the
+ * ring's bursts (40 messages, a window of 32) overrun the pool: they must
+ * still arrive whole and in order (the senders' RNR retries).
  * Prints one line per check and "verbs_lazy_check: N passed, M failed".
  */
 #include <stdio.h>
@@ -135,6 +144,16 @@ static int connected(const rank_t *r)
     return n;
 }
 
+/* Receive buffer bytes a rank holds: the shared pool, or its peers' own. */
+static size_t recv_bytes(const rank_t *r)
+{
+    size_t n = r->tl->srq != NULL ? (size_t)r->tl->srq_size * r->tl->buf_size : 0;
+    for (int p = 0; p < r->tl->size; p++) {
+        n += r->tl->eps[p].rmem != NULL ? (size_t)r->tl->depth * r->tl->buf_size : 0;
+    }
+    return n;
+}
+
 /* Peers whose receive buffers exist at a rank. */
 static int with_buffers(const rank_t *r)
 {
@@ -191,10 +210,46 @@ static void check_blob(void)
           "open makes one CQ sized for 64 peers, not for the job's 255", d);
 }
 
+/* The receive-buffer mode open() chose, against the setting and the device;
+ * on iWARP, RCOLL_VERBS_SRQ=on must make open() fail. */
+static int check_mode(rank_t *rs)
+{
+    rcoll_tl_t *tl = rs[0].tl;
+    int iwarp = tl->port.kind == RCOLL_VERBS_KIND_IWARP;
+    int want_srq = strcmp(config.verbs_srq, "off") != 0 && !iwarp;
+    char d[400];
+
+    snprintf(d, sizeof(d), "RCOLL_VERBS_SRQ=%s on %s (%s): %s, %zu receive bytes at open",
+             config.verbs_srq, tl->port.dev, rcoll__verbs_kind_name(tl->port.kind),
+             tl->srq != NULL ? "a shared receive queue" : "per-peer buffers", recv_bytes(&rs[0]));
+    printf("     mode: %s\n", d);
+    check((tl->srq != NULL) == want_srq && (tl->srq == NULL || tl->srq_size >= 2),
+          "the receive-buffer mode follows RCOLL_VERBS_SRQ and the device kind", d);
+    if (iwarp) {
+        rank_t on;
+        char keep[sizeof(config.verbs_srq)];
+        memcpy(keep, config.verbs_srq, sizeof(keep));
+        snprintf(config.verbs_srq, sizeof(config.verbs_srq), "on");
+        int opened = open_rank(&on, 0, NR) == 0;
+        if (opened) {
+            ops->close(on.tl);
+        }
+        memcpy(config.verbs_srq, keep, sizeof(keep));
+        check(!opened, "RCOLL_VERBS_SRQ=on is refused on iWARP", "open() succeeded");
+    }
+    return want_srq;
+}
+
 static int ring_and_pair(rank_t *rs)
 {
     char d[800];
     int bad = 0, qps = 0, sent[NR] = { 0 };
+    int srq = check_mode(rs);
+    size_t at_open[NR];
+
+    for (int i = 0; i < NR; i++) {
+        at_open[i] = recv_bytes(&rs[i]);
+    }
 
     for (int i = 0; i < NR; i++) {
         for (int j = 0; j < NR; j++) {
@@ -226,16 +281,20 @@ static int ring_and_pair(rank_t *rs)
     for (int i = 0; i < NR; i++) {
         int left = (i + NR - 1) % NR, c = connected(&rs[i]);
         if (rs[i].got[left] != BURST || rs[i].disorder || c != 2 || rs[i].tl->nqps != 2 ||
-            rs[i].tl->nconnected != 2 || with_buffers(&rs[i]) != 2 || rs[i].tl->ncqs != 2) {
+            rs[i].tl->nconnected != 2 || with_buffers(&rs[i]) != (srq ? 0 : 2) ||
+            rs[i].tl->ncqs != 2 || (srq && recv_bytes(&rs[i]) != at_open[i])) {
             bad++;
             snprintf(d + strlen(d), sizeof(d) - strlen(d), "[rank %d: %d/%d from %d, %d out of "
-                     "order, %d connected, %u QPs, %d peers' receive buffers, %d CQs] ", i,
-                     rs[i].got[left], BURST, left, rs[i].disorder, c, rs[i].tl->nqps,
-                     with_buffers(&rs[i]), rs[i].tl->ncqs);
+                     "order, %d connected, %u QPs, %d peers' receive buffers, %d CQs, %zu receive "
+                     "bytes, %zu at open] ", i, rs[i].got[left], BURST, left, rs[i].disorder, c,
+                     rs[i].tl->nqps, with_buffers(&rs[i]), rs[i].tl->ncqs, recv_bytes(&rs[i]),
+                     at_open[i]);
         }
     }
-    check(bad == 0, "a ring burst sent before any connection arrives in order; only neighbours "
-          "connect, each QP on its own CQ", d);
+    check(bad == 0, srq ? "a ring burst sent before any connection arrives in order; only "
+          "neighbours connect, each QP on its own CQ; receive memory is the shared pool made "
+          "at open" : "a ring burst sent before any connection arrives in order; only neighbours "
+          "connect, each QP on its own CQ, each with its own receive buffers", d);
 
     /* 0 and 2 are not neighbours: both connect at once. */
     if (send_seq(rs, 0, 2, 5, &sent02[0]) != 0 || send_seq(rs, 2, 0, 5, &sent02[1]) != 0) {
@@ -254,6 +313,14 @@ static int ring_and_pair(rank_t *rs)
           rs[0].tl->nconnected == 3 && rs[2].tl->nconnected == 3 && !rs[0].errors[2] &&
           !rs[2].errors[0] && !rs[0].disorder && !rs[2].disorder,
           "both ranks of a pair connecting at once end with one connection", d);
+    if (srq) {
+        snprintf(d, sizeof(d), "rank 0 with %d peers connected: %zu receive bytes, %zu at open; "
+                 "rank 2: %zu, %zu", connected(&rs[0]), recv_bytes(&rs[0]), at_open[0],
+                 recv_bytes(&rs[2]), at_open[2]);
+        check(recv_bytes(&rs[0]) == at_open[0] && recv_bytes(&rs[2]) == at_open[2] &&
+              with_buffers(&rs[0]) == 0 && with_buffers(&rs[2]) == 0 && at_open[0] > 0,
+              "SRQ: receive memory with 2 and 3 peers connected is what open() made with none", d);
+    }
     return 0;
 }
 

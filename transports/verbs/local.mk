@@ -21,11 +21,14 @@ librcoll_tl_verbs_la_SOURCES = \
     transports/verbs/verbs_pagemap.c \
     transports/verbs/verbs_cq.c \
     transports/verbs/verbs_cqset.c \
+    transports/verbs/verbs_qpmap.c \
+    transports/verbs/verbs_srq.c \
     transports/verbs/verbs_close.c
 noinst_HEADERS += \
     transports/verbs/verbs.h \
     transports/verbs/verbs_int.h \
     transports/verbs/verbs_gid.h \
     transports/verbs/verbs_credit.h \
+    transports/verbs/verbs_qpmap.h \
     transports/verbs/verbs_rkey.h \
     transports/verbs/verbs_rcache.h

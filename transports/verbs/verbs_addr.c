@@ -4,7 +4,7 @@
  * Little-endian, field by field:
  *   off size field
  *     0    1 magic 'V'      1 version   2 cm (1 oob, 2 rdma_cm)   3 kind
- *     4    4 rank           8 size     12 depth (receive buffers per peer)
+ *     4    4 rank           8 size     12 depth (receive buffers per peer; SRQ mode: the credit window)
  *    16    8 credit slots address      24 4 zero (was one rkey for all slots)
  *    28    4 psn           32 2 lid    34 1 port   35 1 active mtu (enum)
  *    36   16 gid

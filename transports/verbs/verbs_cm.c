@@ -221,7 +221,7 @@ static void conn_param(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, struct rdma_conn_pa
     p->responder_resources = 1;
     p->initiator_depth = 1;
     p->retry_count = 6;                 /* not 7: see QP_RETRY in verbs_qp.c */
-    p->rnr_retry_count = 3;
+    p->rnr_retry_count = tl->srq != NULL ? 7 : 3;  /* verbs_qp.c: QP_SRQ_RNR_RETRY, QP_RNR_RETRY */
 }
 
 static void start_active(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
@@ -422,7 +422,7 @@ static struct rdma_cm_id *handle(rcoll_tl_t *tl, struct rdma_cm_event *ev)
         }
         ev->id->context = ep;
         if (setup_qp(tl, ep, ev->id) != 0) {
-            rcoll__verbs_qp_drop(ep, ev->id);
+            rcoll__verbs_qp_drop(tl, ep, ev->id);
             return ev->id;              /* destroyed once the event is acknowledged */
         }
         return NULL;
@@ -443,17 +443,18 @@ static struct rdma_cm_id *handle(rcoll_tl_t *tl, struct rdma_cm_event *ev)
         if (setup_qp(tl, ep, ev->id) != 0) {
             attempt_failed(tl, ep, "connect", errno);
             doomed = ep->cm_id;
-            rcoll__verbs_qp_drop(ep, ev->id);
+            rcoll__verbs_qp_drop(tl, ep, ev->id);
         }
         break;
     case RDMA_CM_EVENT_ESTABLISHED:
         if (ep->active && !accept_genuine(tl, ep, ev)) {
             attempt_failed(tl, ep, "accept without a valid proof", 0);
             doomed = ep->cm_id;
-            rcoll__verbs_qp_drop(ep, ev->id);
+            rcoll__verbs_qp_drop(tl, ep, ev->id);
             break;
         }
         ep->qp_ready = 1;
+        rcoll__verbs_qp_rnr_timer(tl, ep);
         ep->cm_step = ep->active ? "sending" : "waiting for its HELLO";
         rcoll__verbs_cm_maybe_connected(tl, ep);
         break;
@@ -477,7 +478,7 @@ static struct rdma_cm_id *handle(rcoll_tl_t *tl, struct rdma_cm_event *ev)
         }
         attempt_failed(tl, ep, rdma_event_str(ev->event), ev->status);
         doomed = ep->cm_id;
-        rcoll__verbs_qp_drop(ep, ev->id);
+        rcoll__verbs_qp_drop(tl, ep, ev->id);
         break;
     case RDMA_CM_EVENT_DEVICE_REMOVAL:
         rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_TRANSPORT, "the device was removed");

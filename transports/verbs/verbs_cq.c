@@ -141,33 +141,34 @@ static void wc_error(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, const struct ibv_wc *
                          wc->vendor_err, wc->qp_num);
 }
 
-static void recv_done(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b, const struct ibv_wc *wc)
+/*
+ * A received message of the peer's current QP: checked (every byte from the
+ * wire is hostile) and delivered.  1 when the buffer held a message of a
+ * live peer, whose credit is to be returned once the buffer is re-posted; 0
+ * when the peer failed (now or before) and the buffer is not the peer's any
+ * more.
+ */
+static int recv_msg(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b, const struct ibv_wc *wc)
 {
     const uint8_t *d = (const uint8_t *)b->data;
 
-    if (b->gen != ep->gen || ep->qp == NULL) {
-        /* posted to a QP since replaced or destroyed: a receive it
-         * completed may still be in the CQ, and every QP that goes away
-         * moves ep->gen on (verbs_qp.c).  ep->qp == NULL as well, belt and
-         * braces: reposting would post to no QP (a SIGSEGV once). */
-        return;
-    }
     if (wc->status != IBV_WC_SUCCESS) {
         wc_error(tl, ep, wc, RCOLL_VERBS_WR_RECV);
-        return;
+        return 0;
     }
     if (ep->state == RCOLL_VERBS_EP_FAILED) {
-        return;
+        return 0;
     }
-    if (wc->byte_len < RCOLL_VERBS_BH_SIZE || d[0] < RCOLL_VERBS_BH_DATA || d[0] > RCOLL_VERBS_BH_HELLO) {
+    if (wc->byte_len < RCOLL_VERBS_BH_SIZE || wc->byte_len > tl->buf_size ||
+        d[0] < RCOLL_VERBS_BH_DATA || d[0] > RCOLL_VERBS_BH_HELLO) {
         rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_PROTOCOL, "malformed message of %u bytes (type %u)",
                              wc->byte_len, wc->byte_len > 0 ? d[0] : 0);
-        return;
+        return 0;
     }
     if (rcoll__verbs_credit_update(&ep->credit, rcoll__verbs_get_u32(d + 4)) != 0) {
         rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_PROTOCOL, "credit report %u exceeds the %u messages sent",
                              rcoll__verbs_get_u32(d + 4), ep->credit.sent);
-        return;
+        return 0;
     }
     if (!ep->heard) {
         ep->heard = 1;
@@ -179,13 +180,12 @@ static void recv_done(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b
         tl->params.cb.recv(tl->params.cb.arg, ep->peer, d + RCOLL_VERBS_BH_SIZE,
                            wc->byte_len - RCOLL_VERBS_BH_SIZE);
     }
-    if (ep->state == RCOLL_VERBS_EP_FAILED) {
-        return;
-    }
-    if (rcoll__verbs_qp_repost(tl, ep, b) != RCOLL_OK) {
-        rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_TRANSPORT, "re-posting a receive buffer failed");
-        return;
-    }
+    return ep->state != RCOLL_VERBS_EP_FAILED;
+}
+
+/* A buffer that held the peer's SEND is posted again: its credit goes back. */
+static void recv_credit(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+{
     rcoll__verbs_credit_freed(&ep->credit);
     rcoll__verbs_credit_return(tl, ep);
     if (!rcoll_list_empty(&ep->pending)) {
@@ -193,11 +193,64 @@ static void recv_done(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b
     }
 }
 
+/* Per-peer mode: the buffer is the peer's, posted to its QP. */
+static void recv_done(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b, const struct ibv_wc *wc)
+{
+    if (b->gen != ep->gen || ep->qp == NULL) {
+        /* posted to a QP since replaced or destroyed: a receive it
+         * completed may still be in the CQ, and every QP that goes away
+         * moves ep->gen on (verbs_qp.c).  ep->qp == NULL as well, belt and
+         * braces: reposting would post to no QP (a SIGSEGV once). */
+        return;
+    }
+    if (!recv_msg(tl, ep, b, wc)) {
+        return;
+    }
+    if (rcoll__verbs_qp_repost(tl, ep, b) != RCOLL_OK) {
+        rcoll__verbs_ep_fail(tl, ep, RCOLL_ERR_TRANSPORT, "re-posting a receive buffer failed");
+        return;
+    }
+    recv_credit(tl, ep);
+}
+
+/*
+ * SRQ mode: the buffer is the pool's; the QP number says whose SEND it
+ * holds.  A QP no longer in the map (dropped or replaced: its completions
+ * may outlive it) names no peer: the message is dropped.  Whatever
+ * happens, the buffer goes back to the shared queue, or the pool would
+ * shrink with every failure.
+ */
+static void srq_recv_done(rcoll_tl_t *tl, rcoll_verbs_buf_t *b, const struct ibv_wc *wc)
+{
+    int peer = rcoll__verbs_qpmap_get(&tl->qpmap, wc->qp_num);
+    rcoll_verbs_ep_t *ep = peer >= 0 && peer < tl->size ? &tl->eps[peer] : NULL;
+    int credit = 0;
+
+    if (ep != NULL && ep->qp != NULL && ep->qp->qp_num == wc->qp_num) {
+        credit = recv_msg(tl, ep, b, wc);
+    } else {
+        tl->srq_stale++;
+        rcoll_debug("verbs: %s: a receive completion (status %d, %u bytes) of QP 0x%x, which is "
+                    "no peer's now: dropped", tl->port.dev, (int)wc->status, wc->byte_len, wc->qp_num);
+    }
+    if (rcoll__verbs_srq_repost(tl, b) != RCOLL_OK) {
+        return;                         /* logged; the peer's credit stays taken */
+    }
+    if (credit) {
+        recv_credit(tl, ep);
+    }
+}
+
 static void handle_wc(rcoll_tl_t *tl, const struct ibv_wc *wc)
 {
     rcoll_verbs_wrctx_t *ctx = (rcoll_verbs_wrctx_t *)(uintptr_t)wc->wr_id;
-    rcoll_verbs_ep_t *ep = &tl->eps[ctx->peer];
+    rcoll_verbs_ep_t *ep;
 
+    if (ctx->kind == RCOLL_VERBS_WR_RECV && tl->srq != NULL) {
+        srq_recv_done(tl, (rcoll_verbs_buf_t *)ctx, wc);   /* ctx->peer: none */
+        return;
+    }
+    ep = &tl->eps[ctx->peer];
     if (ctx->kind == RCOLL_VERBS_WR_RECV) {
         recv_done(tl, ep, (rcoll_verbs_buf_t *)ctx, wc);
         return;

@@ -1,9 +1,12 @@
 /*
  * verbs_credit.h - credit-based flow control for eager SENDs (pure logic).
  *
- * Each connection has `depth` receive buffers posted for the peer.  A sender
- * may have at most `depth` messages that the receiver has not yet re-posted,
- * so a SEND always finds a posted buffer: the receiver never sees RNR.
+ * Each connection has a window of `depth` messages: a sender may have at
+ * most `depth` messages that the receiver has not yet re-posted.  In
+ * per-peer mode the receiver posted `depth` buffers for that peer, so a SEND
+ * always finds one: no RNR.  In SRQ mode (verbs_srq.c) the buffers are a
+ * shared pool that the windows together may exceed: the window still bounds
+ * each peer's SENDs in flight, and an empty pool costs an RNR retry.
  *
  * All counters are cumulative modulo 2^32, so an old report can never be
  * mistaken for a new one.  The receiver tells the sender how many buffers it

@@ -4,13 +4,16 @@
  * One instance (rcoll_tl) owns every verbs resource: one protection domain,
  * a completion queue per RCOLL_VERBS_CQ_PEERS QPs made (verbs_cqset.c),
  * one RC queue pair per connected peer (rdma_cm:
- * made on first use), a pool of registered send buffers and each connected
- * peer's receive buffers (no SRQ yet).  Files: verbs_device.c (discovery, classification, GID),
+ * made on first use), a pool of registered send buffers and the receive
+ * buffers: one shared receive queue with a fixed pool (RCOLL_VERBS_SRQ,
+ * IB and RoCE) or each connected peer's own (iWARP, or SRQ off).
+ * Files: verbs_device.c (discovery, classification, GID),
  * verbs_tl.c (open/close/ops), verbs_addr.c (address blob), verbs_qp.c
  * (QPs, manual INIT->RTR->RTS), verbs_cm.c (rdma_cm), verbs_send.c (eager
  * with credits), verbs_put.c (RDMA WRITE), verbs_mr.c (registrations and
  * rcache), verbs_cq.c (progress, completions, errors), verbs_cqset.c (the
- * CQs).
+ * CQs), verbs_srq.c (the shared receive queue), verbs_qpmap.c (QP number ->
+ * peer, for its completions).
  */
 #ifndef RCOLL_VERBS_INT_H
 #define RCOLL_VERBS_INT_H
@@ -25,6 +28,7 @@
 #include "auth.h"
 #include "verbs_credit.h"
 #include "verbs_gid.h"
+#include "verbs_qpmap.h"
 #include "verbs_rcache.h"
 #include "verbs_rkey.h"
 
@@ -122,7 +126,8 @@ typedef struct rcoll_verbs_ep {
     uint32_t               gen;                 /* bumped when the QP is replaced */
     int                    sq_avail;
     rcoll_verbs_credit_t   credit;
-    rcoll_verbs_buf_t     *rbufs;               /* depth receive buffers for this peer,
+    rcoll_verbs_buf_t     *rbufs;               /* per-peer mode (no SRQ): depth receive
+                                                   buffers for this peer,
                                                    new descriptors for each QP (old ones
                                                    may still have flush completions) */
     char                  *rmem;                /* their memory: made with the peer's first
@@ -171,7 +176,8 @@ struct rcoll_tl {
     int                    cq_fill;             /* QPs made on the newest CQ */
     int                    cq_size;             /* entries of each CQ */
     uint32_t               psn;
-    int                    depth;               /* receive buffers per peer */
+    int                    depth;               /* receive buffers per peer, or in SRQ
+                                                   mode the credit window of each peer */
     int                    sq_depth;
     uint32_t               max_inline;
     size_t                 buf_size;            /* bytes per bounce/receive buffer */
@@ -181,6 +187,15 @@ struct rcoll_tl {
     void                 **graveyard;           /* receive descriptors of replaced QPs */
     int                    ngraveyard;
     int                    nsbufs;
+    /* SRQ mode (verbs_srq.c): srq != NULL; no per-peer receive buffers */
+    struct ibv_srq        *srq;
+    int                    srq_size;            /* buffers in the pool; 0: per-peer mode */
+    char                  *srq_mem;
+    struct ibv_mr         *srq_mr;
+    rcoll_verbs_buf_t     *srq_bufs;            /* [srq_size] */
+    int                    srq_lost;            /* buffers a failed re-post took out */
+    unsigned long          srq_stale;           /* completions of QPs no longer known */
+    rcoll_verbs_qpmap_t    qpmap;               /* qp_num -> peer, every live QP */
     uint32_t              *credit_slots;        /* [size]: peers write their freed counts */
     uint32_t              *credit_src;          /* [size]: our counts, source of the WRITEs */
     uint32_t              *read_sink;           /* [size]: where iWARP put fences read to */
@@ -241,12 +256,22 @@ void           rcoll__verbs_qp_destroy(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
  * leaving `id` itself to the caller: an id can be destroyed only once its
  * event is acknowledged (verbs_cm.c).  Like qp_destroy, ep->cm_id is cleared
  * and ep->gen bumped. */
-void           rcoll__verbs_qp_drop(rcoll_verbs_ep_t *ep, struct rdma_cm_id *id);
+void           rcoll__verbs_qp_drop(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, struct rdma_cm_id *id);
+/* SRQ mode, rdma_cm: the short min_rnr_timer on an established QP. */
+void           rcoll__verbs_qp_rnr_timer(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
 rcoll_status_t rcoll__verbs_qp_post_recvs(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep);
 rcoll_status_t rcoll__verbs_qp_repost(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b);
 rcoll_status_t rcoll__verbs_qp_connect_oob(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, uint32_t qpn,
                                            uint32_t psn, uint16_t lid, const uint8_t gid[16],
                                            enum ibv_mtu mtu);
+
+/* verbs_srq.c: the shared receive queue.  choose: after size_queues, sets
+ * srq_size (0: per-peer mode) from RCOLL_VERBS_SRQ and the device, logging
+ * the choice; open: the SRQ and its posted pool; close: after every QP. */
+rcoll_status_t rcoll__verbs_srq_choose(rcoll_tl_t *tl, const struct ibv_device_attr *da);
+rcoll_status_t rcoll__verbs_srq_open(rcoll_tl_t *tl);
+rcoll_status_t rcoll__verbs_srq_repost(rcoll_tl_t *tl, rcoll_verbs_buf_t *b);
+void           rcoll__verbs_srq_close(rcoll_tl_t *tl);
 
 /* verbs_addr.c: the blob published through PMIx */
 rcoll_status_t rcoll__verbs_addr_pack(rcoll_tl_t *tl);

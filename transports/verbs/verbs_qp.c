@@ -1,7 +1,9 @@
 /*
  * verbs_qp.c - RC queue pairs: creation (plain or through rdma_cm), the
- * receive buffers of each peer, and the manual INIT -> RTR -> RTS used on
- * InfiniBand and RoCE when addresses come through the PMIx exchange.
+ * receive buffers of each peer (per-peer mode; in SRQ mode every QP takes
+ * its receives from the shared queue, verbs_srq.c, and is entered in the QP
+ * number map), and the manual INIT -> RTR -> RTS used on InfiniBand and RoCE
+ * when addresses come through the PMIx exchange.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,11 +14,15 @@
  * reported after ~7.5 s.  Not 7: Soft-RoCE (rdma_rxe's completer) treats a
  * retry count of 7 as "retry forever", so a dead peer would never be
  * reported there (verbs_cm.c passes the same count to rdma_cm).
- * RNR should never happen thanks to credits: a few retries, then an error. */
-#define QP_TIMEOUT    18
-#define QP_RETRY      6
-#define QP_RNR_RETRY  3
-#define QP_RNR_TIMER  12
+ * Per-peer mode: RNR should never happen thanks to credits: a few retries,
+ * then an error.  SRQ mode: the pool may be smaller than the peers' credit
+ * windows together, so a SEND may find it empty for a moment: retry for ever
+ * (7, the IB spec's "infinite"), 0.64 ms apart (min_rnr_timer 12). */
+#define QP_TIMEOUT        18
+#define QP_RETRY          6
+#define QP_RNR_RETRY      3
+#define QP_RNR_TIMER      12
+#define QP_SRQ_RNR_RETRY  7
 
 static void init_attr(rcoll_tl_t *tl, struct ibv_qp_init_attr *a, struct ibv_cq *cq,
                       uint32_t max_inline)
@@ -26,9 +32,10 @@ static void init_attr(rcoll_tl_t *tl, struct ibv_qp_init_attr *a, struct ibv_cq 
     a->recv_cq = cq;
     a->qp_type = IBV_QPT_RC;
     a->cap.max_send_wr = (uint32_t)tl->sq_depth;
-    a->cap.max_recv_wr = (uint32_t)tl->depth;
+    a->cap.max_recv_wr = tl->srq != NULL ? 0 : (uint32_t)tl->depth;
     a->cap.max_send_sge = 3;
-    a->cap.max_recv_sge = 1;
+    a->cap.max_recv_sge = tl->srq != NULL ? 0 : 1;
+    a->srq = tl->srq;
     a->cap.max_inline_data = max_inline;
 }
 
@@ -121,7 +128,7 @@ rcoll_status_t rcoll__verbs_qp_create(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, stru
                     ep->peer, tl->port.dev, tl->port.port, tl->sq_depth, tl->depth, strerror(errno));
         return RCOLL_ERR_TRANSPORT;
     }
-    if (alloc_rbufs(tl, ep) != RCOLL_OK) {
+    if (tl->srq == NULL && alloc_rbufs(tl, ep) != RCOLL_OK) {
         return RCOLL_ERR_NO_MEMORY;
     }
     if (a.cap.max_inline_data < tl->max_inline) {
@@ -132,6 +139,10 @@ rcoll_status_t rcoll__verbs_qp_create(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, stru
     tl->nqps++;
     ep->sq_avail = tl->sq_depth;
     ep->recvs_posted = 0;
+    if (tl->srq != NULL && rcoll__verbs_qpmap_put(&tl->qpmap, ep->qp->qp_num, ep->peer) != 0) {
+        rcoll_error("verbs: peer %d: no memory for the QP number map", ep->peer);
+        return RCOLL_ERR_NO_MEMORY;
+    }
     return id == NULL ? to_init(tl, ep) : RCOLL_OK;
 }
 
@@ -139,8 +150,17 @@ rcoll_status_t rcoll__verbs_qp_create(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, stru
  * The endpoint has no QP any more.  Receives the old QP completed may still
  * be in the CQ (destroying a QP does not take its completions back): the
  * generation moves on, as for a replaced QP, so that recv_done (verbs_cq.c)
- * drops them instead of reposting them to a QP that is gone.
+ * drops them instead of reposting them to a QP that is gone.  In SRQ mode
+ * its number leaves the map first, so that such completions find no peer
+ * (their buffers go back to the shared queue).
  */
+static void unmap_qp(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+{
+    if (tl->srq != NULL && ep->qp != NULL) {
+        rcoll__verbs_qpmap_del(&tl->qpmap, ep->qp->qp_num);
+    }
+}
+
 static void forget_qp(rcoll_verbs_ep_t *ep)
 {
     ep->qp = NULL;
@@ -151,6 +171,7 @@ static void forget_qp(rcoll_verbs_ep_t *ep)
 
 void rcoll__verbs_qp_destroy(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
 {
+    unmap_qp(tl, ep);
     if (ep->cm_id != NULL) {
         if (ep->qp != NULL) {
             rdma_destroy_qp(ep->cm_id);
@@ -166,8 +187,9 @@ void rcoll__verbs_qp_destroy(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
     forget_qp(ep);
 }
 
-void rcoll__verbs_qp_drop(rcoll_verbs_ep_t *ep, struct rdma_cm_id *id)
+void rcoll__verbs_qp_drop(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, struct rdma_cm_id *id)
 {
+    unmap_qp(tl, ep);
     if (ep->qp != NULL) {
         rdma_destroy_qp(id);
     }
@@ -189,6 +211,10 @@ static void recv_wr(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep, rcoll_verbs_buf_t *b,
 
 rcoll_status_t rcoll__verbs_qp_post_recvs(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
 {
+    if (tl->srq != NULL) {              /* posted once to the shared queue */
+        ep->recvs_posted = 1;
+        return RCOLL_OK;
+    }
     for (int i = 0; i < tl->depth; i++) {
         rcoll_status_t st = rcoll__verbs_qp_repost(tl, ep, &ep->rbufs[i]);
         if (st != RCOLL_OK) {
@@ -253,7 +279,7 @@ rcoll_status_t rcoll__verbs_qp_connect_oob(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep,
     a.qp_state = IBV_QPS_RTS;
     a.timeout = QP_TIMEOUT;
     a.retry_cnt = QP_RETRY;
-    a.rnr_retry = QP_RNR_RETRY;
+    a.rnr_retry = tl->srq != NULL ? QP_SRQ_RNR_RETRY : QP_RNR_RETRY;
     a.sq_psn = tl->psn;
     a.max_rd_atomic = 1;
     rc = ibv_modify_qp(ep->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
@@ -264,4 +290,24 @@ rcoll_status_t rcoll__verbs_qp_connect_oob(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep,
         return RCOLL_ERR_TRANSPORT;
     }
     return RCOLL_OK;
+}
+
+/* rdma_cm moves the QP to RTR itself, with the kernel CM's min_rnr_timer,
+ * not ours (as far as we know 0 there: 655 ms between a sender's RNR
+ * retries); in SRQ mode, where RNR NAKs are expected, make it QP_RNR_TIMER
+ * as on the manual path (RTS -> RTS may change it).  On failure the QP
+ * still works, its senders just wait longer. */
+void rcoll__verbs_qp_rnr_timer(rcoll_tl_t *tl, rcoll_verbs_ep_t *ep)
+{
+    struct ibv_qp_attr a = { .min_rnr_timer = QP_RNR_TIMER };
+    int rc;
+
+    if (tl->srq == NULL || ep->qp == NULL) {
+        return;
+    }
+    rc = ibv_modify_qp(ep->qp, &a, IBV_QP_MIN_RNR_TIMER);
+    if (rc != 0) {
+        rcoll_debug("verbs: peer %d on %s: setting min_rnr_timer %d on QP 0x%x failed: %s",
+                    ep->peer, tl->port.dev, QP_RNR_TIMER, ep->qp->qp_num, strerror(rc));
+    }
 }

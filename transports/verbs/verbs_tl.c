@@ -3,11 +3,15 @@
  *
  * open() picks the port (verbs_device.c), chooses how connections are made
  * (RCOLL_VERBS_CM: auto = rdmacm = rdma_cm on first use, verbs_cm.c; oob =
- * manual RTR/RTS), creates the PD, one CQ, the registered buffers and, for
- * oob only, one RC QP per peer at once so the published address can carry
- * every QPN.
- * Memory: each peer gets `depth` receive buffers of buf_size bytes (no SRQ),
- * so the footprint grows with the job size; depth shrinks as it grows.
+ * manual RTR/RTS), creates the PD, one CQ, the registered buffers, the
+ * shared receive queue (SRQ mode, verbs_srq.c) and, for oob only, one RC QP
+ * per peer at once so the published address can carry every QPN.
+ * Memory: in SRQ mode (RCOLL_VERBS_SRQ, the default on IB and RoCE) the
+ * receive buffers are one fixed pool of RCOLL_VERBS_SRQ_SIZE x buf_size
+ * bytes, whatever the peers; in per-peer mode (iWARP, or SRQ off) each
+ * connected peer gets `depth` receive buffers of buf_size bytes, so the
+ * footprint grows with the peers connected; depth shrinks as the job grows
+ * (it is each peer's credit window in both modes).
  *
  * Fork: registered memory and fork() are safe without help on Linux >= 5.13
  * (ibv_is_fork_initialized() says IBV_FORK_UNNEEDED).  On older kernels we
@@ -168,10 +172,16 @@ static rcoll_status_t open_resources(rcoll_tl_t *tl)
         return RCOLL_ERR_TRANSPORT;
     }
     size_queues(tl, &da);
+    if ((st = rcoll__verbs_srq_choose(tl, &da)) != RCOLL_OK) {
+        return st;
+    }
     if ((st = rcoll__verbs_cq_add(tl)) != RCOLL_OK) {   /* the first: fail at open, not later */
         return st;
     }
     if ((st = alloc_buffers(tl)) != RCOLL_OK || (st = rcoll__verbs_mr_init(tl)) != RCOLL_OK) {
+        return st;
+    }
+    if (tl->srq_size > 0 && (st = rcoll__verbs_srq_open(tl)) != RCOLL_OK) {   /* before any QP */
         return st;
     }
     for (int p = 0; p < tl->size && tl->cm == RCOLL_VERBS_CM_OOB; p++) {
@@ -243,8 +253,10 @@ static rcoll_status_t verbs_open(const rcoll_tl_params_t *params, rcoll_tl_t **o
     for (int p = 0; p < tl->size; p++) {
         rcoll__verbs_credit_init(&tl->eps[p].credit, (uint32_t)tl->depth);
     }
-    rcoll_debug("verbs: %d receive buffers of %zu bytes per peer, %d send buffers, inline %u, %s set-up",
-                tl->depth, tl->buf_size, tl->nsbufs, tl->max_inline,
+    rcoll_debug("verbs: %s%d receive buffers of %zu bytes%s, %d send buffers, inline %u, %s set-up",
+                tl->srq != NULL ? "a credit window of " : "", tl->depth,
+                tl->buf_size, tl->srq != NULL ? " per peer over a shared queue" : " per peer",
+                tl->nsbufs, tl->max_inline,
                 tl->cm == RCOLL_VERBS_CM_OOB ? "manual (PMIx)" : "rdma_cm");
     *out = tl;
     return RCOLL_OK;
@@ -268,8 +280,12 @@ static void verbs_close(rcoll_tl_t *tl)
     if (tl->ncqs > 0 && tl->blob != NULL) {
         rcoll__verbs_drain(tl);         /* verbs_close.c: nothing sent is lost */
         rcoll_debug("verbs: closing %s: %u of %d peers were connected, %u QPs created, %d CQs of "
-                    "%d entries", tl->port.dev, tl->nconnected, tl->size - 1, tl->nqps, tl->ncqs,
-                    tl->cq_size);
+                    "%d entries, %s", tl->port.dev, tl->nconnected, tl->size - 1, tl->nqps, tl->ncqs,
+                    tl->cq_size, tl->srq != NULL ? "a shared receive queue" : "per-peer receives");
+        if (tl->srq != NULL && (tl->srq_stale > 0 || tl->srq_lost > 0)) {
+            rcoll_debug("verbs: %s: %lu receive completions of dropped QPs, %d shared buffers lost",
+                        tl->port.dev, tl->srq_stale, tl->srq_lost);
+        }
     }
     for (int p = 0; p < tl->size; p++) {
         rcoll_verbs_ep_t *ep = &tl->eps[p];
@@ -286,6 +302,7 @@ static void verbs_close(rcoll_tl_t *tl)
         }
         free(ep->rmem);
     }
+    rcoll__verbs_srq_close(tl);         /* after every QP: none may use it any more */
     rcoll_list_t *pos, *tmp;
     rcoll_list_for_each_safe(pos, tmp, &tl->done_puts) {   /* dropped: the core closes idle */
         rcoll_verbs_put_t *p = rcoll_container_of(pos, rcoll_verbs_put_t, link);
