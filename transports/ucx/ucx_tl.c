@@ -93,6 +93,20 @@ typedef struct {
     int                 keyed;
 } peer_auth_t;
 
+/* A get or probe that wanted a new endpoint inside ucp_worker_progress:
+ * done once progress has returned (ep_later). */
+typedef struct later {
+    struct later          *next;
+    int                    peer;
+    int                    is_get;      /* else a probe */
+    void                  *laddr;
+    size_t                 len;
+    uint64_t               raddr;
+    rcoll_tl_completion_t *comp;
+    size_t                 rkey_len;
+    uint8_t                rkey[];      /* a copy: the caller's lies in a message */
+} later_t;
+
 /* Where a peer's worker address lies in tl->addrs (len 0: no address). */
 typedef struct {
     uint32_t off, len;
@@ -109,6 +123,9 @@ struct rcoll_tl {
     ucp_ep_h            *wiring;          /* created, its wire-up flush not yet complete */
     bounce_t            *q_head, **q_tail;   /* messages for peers wiring up */
     int                  q_check;         /* a wire-up ended or a peer failed: look at the queue */
+    int                  in_progress;     /* inside ucp_worker_progress: no ucp_ep_create now */
+    int                  create_later;    /* some endpoint waits for progress to return */
+    later_t             *later_head, **later_tail;   /* gets and probes waiting for that */
     int                 *failed;
     peer_addr_t         *peer_addr;       /* per peer, from connect() */
     uint8_t             *addrs;           /* the peers' worker addresses, one arena */
@@ -140,6 +157,21 @@ typedef struct {
 
 static void bounce_put(bounce_t *b);
 static void queue_drain(struct rcoll_tl *tl);
+static void after_progress(struct rcoll_tl *tl);
+static void later_drop_all(struct rcoll_tl *tl);
+static void ucx_probe_peer(rcoll_tl_t *tl, int peer);
+
+/* Every ucp_worker_progress of this transport goes through here: the UCX
+ * callbacks it runs (am_cb, hence the core's receive handler; ep_error_cb,
+ * hence its peer-error handler) may send or get, and an endpoint they need
+ * is created only once progress has returned (ep_first_use). */
+static unsigned worker_progress(struct rcoll_tl *tl)
+{
+    tl->in_progress++;
+    unsigned n = ucp_worker_progress(tl->worker);
+    tl->in_progress--;
+    return n;
+}
 
 static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -245,6 +277,7 @@ static rcoll_status_t ucx_open(const rcoll_tl_params_t *p, rcoll_tl_t **out)
     tl->auth = p->auth != NULL ? p->auth : &rcoll__auth_none;
     tl->done_tail = &tl->done_head;
     tl->q_tail = &tl->q_head;
+    tl->later_tail = &tl->later_head;
     tl->wiring = calloc((size_t)p->size, sizeof(*tl->wiring));
     tl->eps = calloc((size_t)p->size, sizeof(*tl->eps));
     tl->failed = calloc((size_t)p->size, sizeof(int));
@@ -344,7 +377,7 @@ static void wait_request(struct rcoll_tl *tl, ucs_status_ptr_t req)
     }
     /* Bounded: closing endpoints to dead peers is forced, so this ends. */
     for (int i = 0; i < 10000000 && ucp_request_check_status(req) == UCS_INPROGRESS; i++) {
-        ucp_worker_progress(tl->worker);
+        worker_progress(tl);
     }
     ucp_request_free(req);
 }
@@ -357,11 +390,10 @@ static void ucx_close(rcoll_tl_t *tl)
     /* Messages still waiting for a wire-up go first (bounded like
      * wait_request: a dead peer's wire-up ends in an error). */
     for (int i = 0; i < 10000000 && tl->q_head != NULL; i++) {
-        ucp_worker_progress(tl->worker);
-        if (tl->q_check) {
-            queue_drain(tl);
-        }
+        worker_progress(tl);
+        after_progress(tl);
     }
+    later_drop_all(tl);
     while (tl->q_head != NULL) {
         bounce_t *b = tl->q_head;
         tl->q_head = b->next;
@@ -396,6 +428,12 @@ static void ucx_close(rcoll_tl_t *tl)
         tl->done_head = d->next;
         free(d->owner != NULL ? (void *)d->owner : (void *)d);
     }
+    while (tl->q_head != NULL) {     /* queued while closing (from a callback): never sent */
+        bounce_t *b = tl->q_head;
+        tl->q_head = b->next;
+        bounce_put(b);
+    }
+    later_drop_all(tl);
     ucp_worker_release_address(tl->worker, tl->addr);
     ucp_worker_destroy(tl->worker);
     ucp_cleanup(tl->ucp);
@@ -519,6 +557,17 @@ static void wire_up(struct rcoll_tl *tl, int peer, ucp_ep_h ep)
  * would act on it (revoke the communicator) before it knows which rank
  * failed, and its peers would not learn the name.
  *
+ * Inside ucp_worker_progress (a UCX callback: the core answering an RTS
+ * with a get, forwarding, reporting a failure) it creates nothing and
+ * returns EP_LATER: the caller queues its message or get, and
+ * after_progress() creates the endpoint once progress has returned.  UCX
+ * does not expect ucp_ep_create from inside its progress: over tcp, with
+ * the peer connecting to this worker at the same moment, it segfaulted in
+ * uct_tcp_iface_progress (reading an rx buffer at address -8) right after
+ * the core's get, on receiving an RTS, created the endpoint to the sender
+ * from inside am_cb: each of 8 crashes (8 processes) of nb_check under --nodes
+ * 2x2, 2x4 and 3x3 came right after such a creation, in the same process.
+ *
  * Every endpoint gets UCX's peer-failure handling (ucx_open turns it on for
  * the shared-memory transports, which otherwise lack it and would send
  * same-node traffic over tcp).  Beyond reporting a dead peer, it is what
@@ -527,6 +576,8 @@ static void wire_up(struct rcoll_tl *tl, int peer, ucp_ep_h ep)
  * it, the replies of a sw-emulated get still land after the close
  * (test/contract late_get, measured with UCX 1.13.1).
  */
+#define EP_LATER ((ucp_ep_h)(uintptr_t)1)
+
 static __attribute__((noinline)) ucp_ep_h ep_first_use(struct rcoll_tl *tl, int peer,
                                                         const char *what, rcoll_status_t *st)
 {
@@ -543,6 +594,13 @@ static __attribute__((noinline)) ucp_ep_h ep_first_use(struct rcoll_tl *tl, int 
         rcoll_error("ucx: %s to rank %d: no address for it (not connected)", what, peer);
         *st = RCOLL_ERR_INTERNAL;
         return NULL;
+    }
+    if (tl->in_progress) {
+        rcoll_debug("ucx: endpoint to rank %d wanted inside progress (%s): created after it", peer,
+                    what);
+        tl->create_later = 1;
+        tl->q_check = 1;
+        return EP_LATER;
     }
     ucp_ep_params_t p = {
         .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
@@ -603,7 +661,7 @@ static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t
         if ((ep = ep_first_use(tl, peer, "send", &st)) == NULL) {
             return st;
         }
-        queue = tl->eps[peer] == NULL;          /* wiring up */
+        queue = tl->eps[peer] == NULL;          /* wiring up, or EP_LATER */
     }
     peer_auth_t *a = peer_auth(tl, peer);
     if (a == NULL) {
@@ -820,7 +878,19 @@ static rcoll_status_t ucx_get(rcoll_tl_t *tl, int peer, void *laddr, size_t len,
     }
     rcoll_status_t st;
     ucp_ep_h ep = tl->eps[peer];
-    if (ep == NULL && (ep = ep_first_use(tl, peer, "RDMA read", &st)) == NULL) {
+    if (ep == NULL && (ep = ep_first_use(tl, peer, "RDMA read", &st)) == EP_LATER) {
+        later_t *l = malloc(sizeof(*l) + rkey_len);
+        if (l == NULL) {
+            return RCOLL_ERR_NO_MEMORY;
+        }
+        *l = (later_t){ .peer = peer, .is_get = 1, .laddr = laddr, .len = len, .raddr = raddr,
+                        .comp = comp, .rkey_len = rkey_len };
+        memcpy(l->rkey, rkey_buf, rkey_len);
+        *tl->later_tail = l;
+        tl->later_tail = &l->next;
+        return RCOLL_OK;
+    }
+    if (ep == NULL) {
         if (st != RCOLL_OK) {
             return st;
         }
@@ -924,12 +994,73 @@ static void ucx_abort_peer(rcoll_tl_t *tl, int peer, const char *why)
     }
 }
 
-static int ucx_progress(rcoll_tl_t *tl)
+/* Out of ucp_worker_progress (not nested in it): create the endpoints that
+ * callbacks wanted (ep_first_use returned EP_LATER), start the gets and
+ * probes that waited for them, and send what the queue can. */
+static void after_progress(struct rcoll_tl *tl)
 {
-    int n = (int)ucp_worker_progress(tl->worker);
+    if (tl->in_progress) {
+        return;
+    }
+    if (tl->create_later) {
+        tl->create_later = 0;
+        rcoll_status_t st;
+        for (bounce_t *b = tl->q_head; b != NULL; b = b->next) {
+            if (tl->eps[b->peer] == NULL && tl->wiring[b->peer] == NULL && !tl->failed[b->peer]) {
+                (void)ep_first_use(tl, b->peer, "queued send", &st);
+            }
+        }
+        later_t *l = tl->later_head;
+        tl->later_head = NULL;
+        tl->later_tail = &tl->later_head;
+        while (l != NULL) {
+            later_t *next = l->next;
+            if (!l->is_get) {
+                ucx_probe_peer(tl, l->peer);
+            } else {
+                rcoll_status_t gs = ucx_get(tl, l->peer, l->laddr, l->len, l->raddr, l->rkey,
+                                            l->rkey_len, l->comp);
+                if (gs != RCOLL_OK) {           /* report it as the get's completion */
+                    get_done_t *d = malloc(sizeof(*d));
+                    if (d != NULL) {
+                        d->owner = NULL;
+                        d->comp = l->comp;
+                        done_push(tl, d, gs);
+                    } else {
+                        rcoll_error("ucx: out of memory reporting a failed RDMA read from rank %d",
+                                    l->peer);
+                    }
+                }
+            }
+            free(l);
+            l = next;
+        }
+    }
     if (tl->q_check) {
         queue_drain(tl);
     }
+}
+
+/* Finalize: gets and probes never started (the core waits for its gets, so
+ * normally none). */
+static void later_drop_all(struct rcoll_tl *tl)
+{
+    while (tl->later_head != NULL) {
+        later_t *l = tl->later_head;
+        tl->later_head = l->next;
+        if (l->is_get) {
+            rcoll_warn("ucx: finalize: an RDMA read of %zu bytes from rank %d never started",
+                       l->len, l->peer);
+        }
+        free(l);
+    }
+    tl->later_tail = &tl->later_head;
+}
+
+static int ucx_progress(rcoll_tl_t *tl)
+{
+    int n = (int)worker_progress(tl);
+    after_progress(tl);
     get_done_t *d = tl->done_head;        /* a snapshot: callbacks may start more gets */
     tl->done_head = NULL;
     tl->done_tail = &tl->done_head;
@@ -962,8 +1093,14 @@ static int ucx_progress(rcoll_tl_t *tl)
 static void ucx_probe_peer(rcoll_tl_t *tl, int peer)
 {
     rcoll_status_t st;
-    if (tl->eps[peer] == NULL && !tl->failed[peer] && !tl->closing) {
-        (void)ep_first_use(tl, peer, "probe", &st);
+    if (tl->eps[peer] == NULL && !tl->failed[peer] && !tl->closing &&
+        ep_first_use(tl, peer, "probe", &st) == EP_LATER) {
+        later_t *l = calloc(1, sizeof(*l));
+        if (l != NULL) {                    /* else the next probe asks again */
+            l->peer = peer;
+            *tl->later_tail = l;
+            tl->later_tail = &l->next;
+        }
     }
 }
 
