@@ -259,8 +259,9 @@ run_set() {
         run_one "coll_check${qflag[*]:+ ${qflag[*]}}" "$n" "$lim" \
             "$here/coll_check" "${qflag[@]}" "${coll_args[@]}"
         # the shm single-copy paths at every size (a tune file's shm lines
-        # may turn any of them on under auto): one node, 2 and 3 ranks
-        if [ -z "$node_arg" ] && { [ "$n" = 2 ] || [ "$n" = 3 ]; }; then
+        # may turn any of them on under auto): one node, 2 and 3 ranks; not
+        # where RCOLL_SHM=0 says the run is about the network (the guest)
+        if [ -z "$node_arg" ] && [ "${RCOLL_SHM:-1}" != 0 ] && { [ "$n" = 2 ] || [ "$n" = 3 ]; }; then
             run_one "coll_check --algs shm RCOLL_SHM_CMA=on" "$n" 300 \
                 "$(command -v env)" RCOLL_SHM_CMA=on "$here/coll_check" --algs shm
         fi
