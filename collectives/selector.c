@@ -124,6 +124,10 @@ typedef struct {
         int          loaded;       /* 1: tune holds path's rules; -1: path is bad */
         rcoll_tune_t tune;
     } tune;
+    struct {                       /* rcoll_selector_set_cma: rcoll_tune's own measurement */
+        int    set;
+        size_t lo, hi;
+    } cma[RCOLL_TUNE_NCMA];
 } sel_state_t;
 
 /* The context's caches; NULL only when out of memory. */
@@ -224,6 +228,27 @@ const rcoll_tune_t *rcoll_selector_tune(rcoll_context_t *ctx)
 {
     const rcoll_config_t *cfg = rcoll_ctx_config(ctx);
     return cfg->tune_file[0] != '\0' ? tune_get(ctx, cfg->tune_file) : NULL;
+}
+
+void rcoll_selector_set_cma(rcoll_context_t *ctx, int which, size_t lo, size_t hi)
+{
+    sel_state_t *s = sel_state(ctx);
+    if (s == NULL || which < 0 || which >= RCOLL_TUNE_NCMA)
+        return;
+    s->cma[which].set = 1;
+    s->cma[which].lo = lo;
+    s->cma[which].hi = hi;
+}
+
+int rcoll_selector_cma_range(rcoll_context_t *ctx, int which, size_t *lo, size_t *hi)
+{
+    sel_state_t *s = sel_state(ctx);
+    if (s != NULL && which >= 0 && which < RCOLL_TUNE_NCMA && s->cma[which].set) {
+        *lo = s->cma[which].lo;
+        *hi = s->cma[which].hi;
+        return -1;
+    }
+    return rcoll_tune_cma_range(rcoll_selector_tune(ctx), which, lo, hi);
 }
 
 rcoll_status_t rcoll_selector_init(rcoll_context_t *ctx)

@@ -140,6 +140,17 @@ void rcoll_tune_apply_model(const rcoll_tune_t *t, rcoll_model_t *m);
  * was not yet; NULL: none configured, or it cannot be read (logged). */
 const rcoll_tune_t *rcoll_selector_tune(rcoll_context_t *ctx);
 
+/* The single-copy sizes (lo > hi: none) of path `which` that a shm segment
+ * set up now takes under RCOLL_SHM_CMA=auto: those set with
+ * rcoll_selector_set_cma (returns -1), else the tune file's (returns its
+ * line), else the compiled-in defaults (returns 0). */
+int rcoll_selector_cma_range(rcoll_context_t *ctx, int which, size_t *lo, size_t *hi);
+
+/* For rcoll_tune, which times the crossovers with the single-copy sizes it
+ * has just measured: they replace the tune file's and the defaults on this
+ * context.  Every rank must set the same. */
+void rcoll_selector_set_cma(rcoll_context_t *ctx, int which, size_t lo, size_t hi);
+
 /* The tune file a context reads when RCOLL_TUNE_FILE is empty:
  * $sysconfdir/rcoll/tune of the build's prefix. */
 const char *rcoll_tune_default_path(void);

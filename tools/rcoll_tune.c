@@ -11,9 +11,12 @@
  * fastest per size as rules (the previous size's winner kept unless beaten
  * by more than 10%; adjacent sizes with one winner merged into a range;
  * ranks= the job's size) and the figures as `model KEY VALUE` lines,
- * then the sizes at which the shm bcast, allgather and reduce should read
+ * and the sizes at which the shm bcast, allgather and reduce should read
  * straight from the owner's memory (`shm cma_* RANGE` lines,
  * rcoll_tune_cma.c), then reads the file back with the library's parser.
+ * The single-copy sizes are measured before the crossovers, and the
+ * crossovers timed with them (rcoll_selector_set_cma), so the rules pick
+ * shm where the single-copy path makes it the fastest.
  * --model-only: the
  * figures and no rules (seconds, not a minute: what a check that prices
  * with the model needs, e.g. test/integration/model_check.sh).
@@ -286,6 +289,7 @@ int main(int argc, char **argv)
         r.reps = r.quick ? 5 : 9;
     r.target = r.quick ? (size_t)64 << 10 : (size_t)1 << 20;
 
+    rcoll_comm_t *xcomm = NULL;
     rcoll_status_t st = rcoll_init(config, &r.ctx);
     if (st != RCOLL_OK) {
         fprintf(stderr, "rcoll_tune: rcoll_init failed: %s\n", rcoll_strerror(st));
@@ -322,16 +326,23 @@ int main(int argc, char **argv)
                 r.quick ? "quick" : "full");
     if ((st = tune_measure_model(&r, model)) != RCOLL_OK)
         goto fail;
+    if (!model_only) {
+        /* single copy first: the crossovers below are timed on a communicator whose
+         * segment takes the sizes just measured, as a job with this file would */
+        if (r.rank == 0)
+            fprintf(stderr, "rcoll_tune: shared-memory single copy (RCOLL_SHM_CMA)\n");
+        if ((st = tune_measure_cma(&r, &cma)) != RCOLL_OK)
+            goto fail;
+        for (int w = 0; w < RCOLL_TUNE_NCMA && cma.measured; w++)
+            rcoll_selector_set_cma(r.ctx, w, cma.lo[w], cma.hi[w]);
+        if ((st = rcoll_comm_dup(r.world, &xcomm)) != RCOLL_OK)
+            goto fail;
+        r.comm = xcomm;
+    }
     for (int c = 0; c < RCOLL_COLL_LAST && !model_only; c++) {
         if (r.rank == 0)
             fprintf(stderr, "rcoll_tune: %s\n", rcoll_coll_name((rcoll_coll_type_t)c));
         if ((st = measure_coll(&r, (rcoll_coll_type_t)c, &res[c])) != RCOLL_OK)
-            goto fail;
-    }
-    if (!model_only) {
-        if (r.rank == 0)
-            fprintf(stderr, "rcoll_tune: shared-memory single copy (RCOLL_SHM_CMA)\n");
-        if ((st = tune_measure_cma(&r, &cma)) != RCOLL_OK)
             goto fail;
     }
     rc = 0;
@@ -353,6 +364,8 @@ int main(int argc, char **argv)
 fail:
     fprintf(stderr, "rcoll_tune: rank %d: %s\n", r.rank, rcoll_strerror(st));
 done:
+    if (xcomm != NULL)
+        rcoll_comm_free(xcomm);
     free(r.sbuf);
     free(r.rbuf);
     rcoll_finalize(r.ctx);

@@ -1,7 +1,8 @@
 /*
  * rcoll_tune.h - what the parts of the calibration command share
- * (rcoll_tune.c: options, the crossovers and the file; rcoll_tune_measure.c:
- * the model's figures).  See docs/tuning.md.
+ * (rcoll_tune.c: options, the crossovers and the file; rcoll_tune_model.c:
+ * the model's figures; rcoll_tune_cma.c: the single-copy sizes;
+ * rcoll_tune_time.c: timing one call).  See docs/tuning.md.
  */
 #ifndef RCOLL_TUNE_TOOL_H
 #define RCOLL_TUNE_TOOL_H

@@ -19,8 +19,8 @@
  * RCOLL_SHM=1.  Where the ranks cannot read each other's memory both
  * modes run the same two-copy path; the ratios are then noise and no
  * range passes the margin except by chance, so the file says that
- * rcoll_info --devices / RCOLL_LOG_LEVEL=debug tell whether single copy
- * is possible at all.
+ * RCOLL_LOG_LEVEL=debug tells whether single copy is possible at all
+ * ("cannot read comm rank N's memory").
  */
 #include <math.h>
 #include <stdio.h>

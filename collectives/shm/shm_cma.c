@@ -41,17 +41,14 @@ typedef struct {
  * defaults (selector_tune.c). */
 static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_ident_t *id)
 {
-    const char *mode = rcoll_ctx_config(comm->ctx)->shm_cma;
-    const rcoll_tune_t *t = strcmp(mode, "on") == 0 ? NULL : rcoll_selector_tune(comm->ctx);
+    int on = strcmp(rcoll_ctx_config(comm->ctx)->shm_cma, "on") == 0;
     char what[RCOLL_TUNE_NCMA][96];
 
     for (int w = 0; w < RCOLL_TUNE_NCMA; w++) {
         size_t lo = 0, hi = SIZE_MAX;
-        int line = 0;
+        int line = on ? 0 : rcoll_selector_cma_range(comm->ctx, w, &lo, &hi);
         char range[40];
-        if (strcmp(mode, "on") != 0) {
-            line = rcoll_tune_cma_range(t, w, &lo, &hi);
-        }
+
         id->cma_lo[w] = lo;
         id->cma_hi[w] = hi;
         rcoll_tune_cma_format(lo, hi, range, sizeof(range));
@@ -59,7 +56,7 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_ident_t *id)
             snprintf(what[w], sizeof(what[w]), "%s (tune file line %d)", range, line);
         } else {
             snprintf(what[w], sizeof(what[w]), "%s (%s)", range,
-                     strcmp(mode, "on") == 0 ? "RCOLL_SHM_CMA=on" : "default");
+                     on ? "RCOLL_SHM_CMA=on" : line < 0 ? "set by rcoll_tune" : "default");
         }
     }
     rcoll_debug("shm: communicator 0x%llx: single-copy sizes where the ranks can read each "

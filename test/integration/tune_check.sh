@@ -2,7 +2,8 @@
 # tune_check.sh: the calibration command and its tune file, end to end
 # (issue 15 item 1; docs/tuning.md).  Under rcollrun -n 2:
 #   1. rcoll_tune --quick -o F exits 0 and F holds a rule per collective and
-#      model lines; rcoll_info --model with F shows the figures as measured.
+#      model lines; rcoll_info --model with F shows the figures as measured;
+#      the crossovers were timed on a segment with F's single-copy sizes.
 #   2. coll_check --quick --algs auto with RCOLL_TUNE_FILE=F passes, and every
 #      algorithm the selector chose on the 2 ranks (RCOLL_LOG_LEVEL=debug)
 #      came from a rule of F and is the one F's first matching rule names.
@@ -28,8 +29,8 @@ done
 
 # 1. calibrate
 F=$dir/tune
-if ! timeout --kill-after=10 150 "${run[@]}" "$top/tools/rcoll_tune" --quick -o "$F" \
-        > "$dir/tune.log" 2>&1; then
+if ! RCOLL_LOG_LEVEL=debug timeout --kill-after=10 150 "${run[@]}" "$top/tools/rcoll_tune" \
+        --quick -o "$F" > "$dir/tune.log" 2>&1; then
     bad "rcoll_tune --quick exited non-zero"
     tail -n 20 "$dir/tune.log"
     exit 1
@@ -47,6 +48,15 @@ for w in cma_bcast cma_allgather cma_reduce; do
     grep -qE "^shm +$w +(none|[0-9]+-([0-9]+|\*)|\*)\$" "$F" || bad "no measured shm $w line in the tune file"
     echo "$info" | grep -qE "^#   $w .* tune file\$" || bad "rcoll_info --model does not show $w from the file"
 done
+
+# the crossovers were timed with the single-copy sizes just measured: the
+# segment of the communicator they ran on took F's sizes, "set by rcoll_tune"
+if ! grep -q '^# not measured' "$F"; then
+    r() { awk -v w="$1" '$1 == "shm" && $2 == w { print $3 }' "$F"; }
+    want="bcast $(r cma_bcast) (set by rcoll_tune), allgather blocks $(r cma_allgather) (set by rcoll_tune), reduce $(r cma_reduce) (set by rcoll_tune)"
+    grep 'r0\].*single-copy sizes' "$dir/tune.log" | grep -qF ": $want" ||
+        bad "rcoll_tune did not time the crossovers with the sizes it measured ($want)"
+fi
 
 # 2. the selection in F is the one used
 if ! RCOLL_TUNE_FILE=$F RCOLL_LOG_LEVEL=debug timeout --kill-after=10 150 "${run[@]}" \
