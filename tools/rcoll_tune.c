@@ -333,11 +333,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "rcoll_tune: shared-memory single copy (RCOLL_SHM_CMA)\n");
         if ((st = tune_measure_cma(&r, &cma)) != RCOLL_OK)
             goto fail;
-        for (int w = 0; w < RCOLL_TUNE_NCMA && cma.measured; w++)
-            rcoll_selector_set_cma(r.ctx, w, cma.lo[w], cma.hi[w]);
-        if ((st = rcoll_comm_dup(r.world, &xcomm)) != RCOLL_OK)
-            goto fail;
-        r.comm = xcomm;
+        /* measured is the same on every rank (cma_possible_here is, and a
+         * failure ends the run), so the dup is collective where it happens;
+         * not measured, the world's segment already has the default sizes */
+        if (cma.measured) {
+            for (int w = 0; w < RCOLL_TUNE_NCMA; w++)
+                rcoll_selector_set_cma(r.ctx, w, cma.lo[w], cma.hi[w]);
+            if ((st = rcoll_comm_dup(r.world, &xcomm)) != RCOLL_OK)
+                goto fail;
+            r.comm = xcomm;
+        }
     }
     for (int c = 0; c < RCOLL_COLL_LAST && !model_only; c++) {
         if (r.rank == 0)
