@@ -93,7 +93,7 @@ const char *rcoll_op_name(rcoll_op_t op);
 
 /*
  * Initialise rcoll: read the configuration, bootstrap through PMIx, open the
- * transport and connect to every peer.
+ * transport and learn every peer's address (UCX connects to a peer on first use).
  *
  * config: NULL, or an array of "KEY=VALUE" strings ended by NULL.  KEY is an
  *         RCOLL_* variable name (the "RCOLL_" prefix may be omitted); a value

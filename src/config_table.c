@@ -76,7 +76,7 @@ static const rcoll_config_entry_t core_table[] = {
       "> 0) probes the other members of its communicator through the transport, again every "
       "as many seconds, so that a dead peer the transport alone would not report (a receiver "
       "on Soft-RoCE) errors: verbs writes a credit slot again (the RDMA WRITE changes nothing); "
-      "UCX has no probe (its keepalive reports). 0 never probes. Runs from the deadline check, never on the "
+      "UCX creates the endpoint of a member it has none to (endpoints are made on first use), so that its wire-up and keepalive report a dead one. 0 never probes. Runs from the deadline check, never on the "
       "per-collective path",
       RCOLL_CONFIG_DOUBLE, F(probe_s), NULL, 1, .min = 0, .max = 1e6 },
     { NULL }

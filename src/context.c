@@ -11,6 +11,15 @@
  * opened an entry and that transport's address.  Every rank then checks
  * that all ranks agree on those settings (a mismatch fails init on every
  * rank, naming the setting), numbers the nodes by node name, and connects.
+ *
+ * What that costs per process (docs/scaling.md "Memory and start-up"): the
+ * exchange hands every rank all p blobs (O(p), freed at the end of
+ * connect_peers); parsing them, numbering the nodes (a hash of the node
+ * names) and choosing a transport per peer is O(1) work per peer with no
+ * allocation or system call of its own; connect() only records the peer's
+ * address (UCX keeps it and creates the endpoint on first use).  What stays
+ * O(p) per process: node_of, peer_tl, peer_ops, peer_failed, peer_exited
+ * and what each transport keeps per peer.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -183,16 +192,51 @@ static rcoll_status_t take_secret(rcoll_context_t *ctx, void *blob0, size_t len0
     return RCOLL_OK;
 }
 
-/* The node of the first rank below `upto` whose node name equals pa's; -1 if none. */
-static int node_of_name(const rcoll_context_t *ctx, const peer_addrs_t *pas, int upto,
-                        const peer_addrs_t *pa)
+/*
+ * Node numbers from node names in O(p): an open-addressing table of each
+ * node's first rank, hashed by name (a scan of the ranks before would be
+ * O(p) per rank, O(p^2) in rcoll_init).  Slots are a power of two at least
+ * 2p, so the table is never full.
+ */
+typedef struct {
+    int     *first;     /* slot -> first rank of a node, -1: empty */
+    unsigned mask;
+} node_names_t;
+
+static rcoll_status_t node_names_init(node_names_t *t, int nranks)
 {
-    for (int r = 0; r < upto; r++) {
-        if (pas[r].node_len == pa->node_len && memcmp(pas[r].node, pa->node, pa->node_len) == 0) {
-            return ctx->node_of[r];
+    unsigned n = 2;
+    while (n < 2u * (unsigned)nranks) {
+        n *= 2;
+    }
+    t->first = malloc(n * sizeof(int));
+    if (t->first == NULL) {
+        return RCOLL_ERR_NO_MEMORY;
+    }
+    memset(t->first, 0xff, n * sizeof(int));
+    t->mask = n - 1;
+    return RCOLL_OK;
+}
+
+/* The node of rank r (name in pas[r]): that of the first rank with the
+ * same name, or a new one. */
+static int node_names_find(rcoll_context_t *ctx, node_names_t *t, const peer_addrs_t *pas, int r)
+{
+    const peer_addrs_t *pa = &pas[r];
+    uint32_t h = 2166136261u;                    /* FNV-1a */
+    for (size_t i = 0; i < pa->node_len; i++) {
+        h = (h ^ (uint8_t)pa->node[i]) * 16777619u;
+    }
+    for (unsigned s = h & t->mask;; s = (s + 1) & t->mask) {
+        int q = t->first[s];
+        if (q < 0) {
+            t->first[s] = r;
+            return ctx->nnodes++;
+        }
+        if (pas[q].node_len == pa->node_len && memcmp(pas[q].node, pa->node, pa->node_len) == 0) {
+            return ctx->node_of[q];
         }
     }
-    return -1;
 }
 
 /* The transport for one pair of ranks; both sides compute the same answer. */
@@ -231,14 +275,18 @@ static rcoll_status_t connect_peers(rcoll_context_t *ctx, const uint8_t *mine, s
         st = take_secret(ctx, blobs[0], lens[0]);
     }
     ctx->nnodes = 0;
+    node_names_t names = { NULL, 0 };
+    if (st == RCOLL_OK) {
+        st = node_names_init(&names, ctx->size);
+    }
     /* First every node name, so each rank's node is known before choosing. */
     for (int r = 0; r < ctx->size && st == RCOLL_OK; r++) {
         st = rcoll__addr_parse_peer(ctx, r, blobs[r], lens[r], mine, &hs[r], &pas[r]);
         if (st == RCOLL_OK) {
-            int node = node_of_name(ctx, pas, r, &pas[r]);
-            ctx->node_of[r] = node >= 0 ? node : ctx->nnodes++;
+            ctx->node_of[r] = node_names_find(ctx, &names, pas, r);
         }
     }
+    free(names.first);
     /* The node's where table: the lowest of its ranks that offers one (whereis.h). */
     for (int r = 0; r < ctx->size && st == RCOLL_OK; r++) {
         if (ctx->node_of[r] == ctx->node_of[ctx->rank] && hs[r].where.pid > 0) {

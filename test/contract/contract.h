@@ -90,5 +90,6 @@ int ct_case_dead_peer(const ct_run_t *run);
 int ct_case_get_range(const ct_run_t *run);
 int ct_case_late_get(const ct_run_t *run);
 int ct_case_two_threads(const ct_run_t *run);
+int ct_case_abort_unconnected(const ct_run_t *run);   /* first_use.c */
 
 #endif

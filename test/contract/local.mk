@@ -5,7 +5,8 @@
 noinst_PROGRAMS += test/contract/tl_contract
 TESTS += test/contract/tl_contract
 test_contract_tl_contract_SOURCES = test/contract/tl_contract.c test/contract/harness.c \
-    test/contract/cases.c test/contract/get_cases.c test/contract/dead_peer.c test/contract/contract.h
+    test/contract/cases.c test/contract/get_cases.c test/contract/dead_peer.c test/contract/first_use.c \
+    test/contract/contract.h
 test_contract_tl_contract_CPPFLAGS = $(RCOLL_INTERNAL_CPPFLAGS)
 test_contract_tl_contract_CFLAGS = $(AM_CFLAGS) $(UCX_CFLAGS) $(PMIX_CFLAGS) $(IBVERBS_CFLAGS)
 # -static links librcoll.a: the test calls the (hidden) ops tables directly.

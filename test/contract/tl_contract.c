@@ -41,6 +41,7 @@ static const struct {
     { "late_get", ct_case_late_get },
     { "dead_peer", ct_case_dead_peer },
     { "two_threads", ct_case_two_threads },
+    { "abort_unconnected", ct_case_abort_unconnected },
 };
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
 

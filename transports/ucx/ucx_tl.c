@@ -29,7 +29,18 @@
  * ucp_get_nbx; its completion is queued and reported from progress().
  * abort_peer() force-closes the endpoint: UCX purges what is in flight on
  * it, so the receiver alone decides when writes into its buffer stop.
+ *
+ * Endpoints on first use (docs/scaling.md "Memory and start-up"): connect()
+ * only keeps the peer's worker address, copied into one arena for all peers
+ * (addrs, with an offset and a length per peer); the ucp_ep is created by
+ * the first send, get or probe to that peer (ep_first_use).  A rank that
+ * only receives from a peer needs no endpoint to it: UCX delivers active
+ * messages to the worker, and rcoll's own header names the sender.  So
+ * rcoll_init creates no endpoint, and a process holds one per peer it has
+ * sent to.  On the hot path eps[peer] == NULL was already tested; it now
+ * leads to ep_first_use instead of an error, so the cost is unchanged.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +58,11 @@
 
 
 typedef struct bounce {
-    struct bounce   *next;
+    struct bounce   *next;             /* the free list, or the queue of a peer wiring up */
     struct rcoll_tl *tl;
     int              pooled;
+    int              peer;             /* queued: to whom, and how many bytes */
+    size_t           len;
     uint8_t          data[];
 } bounce_t;
 
@@ -80,6 +93,25 @@ typedef struct {
     int                 keyed;
 } peer_auth_t;
 
+/* A get or probe that wanted a new endpoint inside ucp_worker_progress:
+ * done once progress has returned (ep_later). */
+typedef struct later {
+    struct later          *next;
+    int                    peer;
+    int                    is_get;      /* else a probe */
+    void                  *laddr;
+    size_t                 len;
+    uint64_t               raddr;
+    rcoll_tl_completion_t *comp;
+    size_t                 rkey_len;
+    uint8_t                rkey[];      /* a copy: the caller's lies in a message */
+} later_t;
+
+/* Where a peer's worker address lies in tl->addrs (len 0: no address). */
+typedef struct {
+    uint32_t off, len;
+} peer_addr_t;
+
 struct rcoll_tl {
     ucp_context_h        ucp;
     ucp_worker_h         worker;
@@ -87,8 +119,17 @@ struct rcoll_tl {
     size_t               addr_len;
     int                  rank, size;
     const int           *node_of;
-    ucp_ep_h            *eps;
+    ucp_ep_h            *eps;             /* NULL: not created yet, wiring up, or closed (failed[] set) */
+    ucp_ep_h            *wiring;          /* created, its wire-up flush not yet complete */
+    bounce_t            *q_head, **q_tail;   /* messages for peers wiring up */
+    int                  q_check;         /* a wire-up ended or a peer failed: look at the queue */
+    int                  in_progress;     /* inside ucp_worker_progress: no ucp_ep_create now */
+    int                  create_later;    /* some endpoint waits for progress to return */
+    later_t             *later_head, **later_tail;   /* gets and probes waiting for that */
     int                 *failed;
+    peer_addr_t         *peer_addr;       /* per peer, from connect() */
+    uint8_t             *addrs;           /* the peers' worker addresses, one arena */
+    size_t               addrs_used, addrs_cap;
     rcoll_tl_callbacks_t cb;
     size_t               bounce_size;
     bounce_t            *free_bounce;
@@ -114,6 +155,24 @@ typedef struct {
     uint64_t len;
 } ucx_rkey_hdr_t;
 
+static void bounce_put(bounce_t *b);
+static void queue_drain(struct rcoll_tl *tl);
+static void after_progress(struct rcoll_tl *tl);
+static void later_drop_all(struct rcoll_tl *tl);
+static void ucx_probe_peer(rcoll_tl_t *tl, int peer);
+
+/* Every ucp_worker_progress of this transport goes through here: the UCX
+ * callbacks it runs (am_cb, hence the core's receive handler; ep_error_cb,
+ * hence its peer-error handler) may send or get, and an endpoint they need
+ * is created only once progress has returned (ep_first_use). */
+static unsigned worker_progress(struct rcoll_tl *tl)
+{
+    tl->in_progress++;
+    unsigned n = ucp_worker_progress(tl->worker);
+    tl->in_progress--;
+    return n;
+}
+
 static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
@@ -134,7 +193,7 @@ static peer_auth_t *peer_auth(struct rcoll_tl *tl, int peer)
 static int ep_rank(struct rcoll_tl *tl, ucp_ep_h ep)
 {
     for (int r = 0; r < tl->size; r++) {
-        if (tl->eps[r] == ep) {
+        if (tl->eps[r] == ep || tl->wiring[r] == ep) {
             return r;
         }
     }
@@ -149,6 +208,7 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
         return;
     }
     tl->failed[peer] = 1;
+    tl->q_check = 1;                 /* drop what waits for its wire-up */
     char reason[160];
     snprintf(reason, sizeof(reason), "UCX reports endpoint error: %s", ucs_status_string(status));
     tl->cb.peer_error(tl->cb.arg, peer, RCOLL_ERR_PEER_FAILED, reason);
@@ -216,17 +276,22 @@ static rcoll_status_t ucx_open(const rcoll_tl_params_t *p, rcoll_tl_t **out)
     tl->cb = p->cb;
     tl->auth = p->auth != NULL ? p->auth : &rcoll__auth_none;
     tl->done_tail = &tl->done_head;
+    tl->q_tail = &tl->q_head;
+    tl->later_tail = &tl->later_head;
+    tl->wiring = calloc((size_t)p->size, sizeof(*tl->wiring));
     tl->eps = calloc((size_t)p->size, sizeof(*tl->eps));
     tl->failed = calloc((size_t)p->size, sizeof(int));
     tl->pa = calloc((size_t)p->size, sizeof(*tl->pa));
+    tl->peer_addr = calloc((size_t)p->size, sizeof(*tl->peer_addr));
     tl->bounce_size = UCX_TL_HDR + p->config->eager_limit + 64 + RCOLL_TL_RKEY_MAX;
     if (tl->bounce_size > UCX_MAX_MSG + UCX_TL_HDR) {
         tl->bounce_size = UCX_MAX_MSG + UCX_TL_HDR;
     }
     size_t stride = (sizeof(bounce_t) + tl->bounce_size + 63) & ~(size_t)63;
     tl->bounce_mem = calloc(UCX_BOUNCE_COUNT, stride);
-    if (!tl->eps || !tl->failed || !tl->pa || !tl->bounce_mem) {
-        free(tl->eps); free(tl->failed); free(tl->pa); free(tl->bounce_mem); free(tl);
+    if (!tl->eps || !tl->wiring || !tl->failed || !tl->pa || !tl->peer_addr || !tl->bounce_mem) {
+        free(tl->eps); free(tl->wiring); free(tl->failed); free(tl->pa); free(tl->peer_addr);
+        free(tl->bounce_mem); free(tl);
         return RCOLL_ERR_NO_MEMORY;
     }
     for (int i = 0; i < UCX_BOUNCE_COUNT; i++) {
@@ -292,7 +357,8 @@ err_worker:
 err_cleanup:
     ucp_cleanup(tl->ucp);
 err:
-    free(tl->eps); free(tl->failed); free(tl->pa); free(tl->bounce_mem); free(tl);
+    free(tl->eps); free(tl->wiring); free(tl->failed); free(tl->pa); free(tl->peer_addr);
+    free(tl->bounce_mem); free(tl);
     return RCOLL_ERR_TRANSPORT;
 }
 
@@ -311,7 +377,7 @@ static void wait_request(struct rcoll_tl *tl, ucs_status_ptr_t req)
     }
     /* Bounded: closing endpoints to dead peers is forced, so this ends. */
     for (int i = 0; i < 10000000 && ucp_request_check_status(req) == UCS_INPROGRESS; i++) {
-        ucp_worker_progress(tl->worker);
+        worker_progress(tl);
     }
     ucp_request_free(req);
 }
@@ -321,6 +387,20 @@ static void ucx_close(rcoll_tl_t *tl)
     /* Deliver what is still queued, then close without a handshake: peers
      * that finished first may already be gone, and waiting for them to
      * acknowledge would stall finalize. */
+    /* Messages still waiting for a wire-up go first (bounded like
+     * wait_request: a dead peer's wire-up ends in an error). */
+    for (int i = 0; i < 10000000 && tl->q_head != NULL; i++) {
+        worker_progress(tl);
+        after_progress(tl);
+    }
+    later_drop_all(tl);
+    while (tl->q_head != NULL) {
+        bounce_t *b = tl->q_head;
+        tl->q_head = b->next;
+        rcoll_warn("ucx: finalize: a %zu-byte message to rank %d never left: its endpoint did "
+                   "not wire up", b->len, b->peer);
+        bounce_put(b);
+    }
     ucp_request_param_t none = { .op_attr_mask = 0 };
     wait_request(tl, ucp_worker_flush_nbx(tl->worker, &none));
     tl->closing = 1;
@@ -332,6 +412,10 @@ static void ucx_close(rcoll_tl_t *tl)
         g->pprev = &g->next;
     }
     for (int r = 0; r < tl->size; r++) {
+        if (tl->eps[r] == NULL && tl->wiring[r] != NULL) {
+            tl->eps[r] = tl->wiring[r];
+            tl->wiring[r] = NULL;
+        }
         if (tl->eps[r] == NULL) {
             continue;
         }
@@ -344,12 +428,21 @@ static void ucx_close(rcoll_tl_t *tl)
         tl->done_head = d->next;
         free(d->owner != NULL ? (void *)d->owner : (void *)d);
     }
+    while (tl->q_head != NULL) {     /* queued while closing (from a callback): never sent */
+        bounce_t *b = tl->q_head;
+        tl->q_head = b->next;
+        bounce_put(b);
+    }
+    later_drop_all(tl);
     ucp_worker_release_address(tl->worker, tl->addr);
     ucp_worker_destroy(tl->worker);
     ucp_cleanup(tl->ucp);
     free(tl->eps);
+    free(tl->wiring);
     free(tl->failed);
     free(tl->pa);
+    free(tl->peer_addr);
+    free(tl->addrs);
     free(tl->bounce_mem);
     free(tl);
 }
@@ -362,6 +455,119 @@ static rcoll_status_t ucx_address(rcoll_tl_t *tl, const void **addr, size_t *len
 }
 
 /*
+ * Keep the peer's worker address for ep_first_use.  The arena grows by
+ * doubling, so p peers cost O(log p) allocations, not one each; it is
+ * never shrunk (a peer's endpoint may be wanted at any time).
+ */
+static rcoll_status_t ucx_connect(rcoll_tl_t *tl, int peer, const void *addr, size_t len)
+{
+    if (len == 0 || len > UINT32_MAX || tl->addrs_used > UINT32_MAX - len) {
+        rcoll_error("ucx: rank %d published a worker address of %zu bytes: unusable", peer, len);
+        return RCOLL_ERR_BOOTSTRAP;
+    }
+    if (tl->addrs_cap - tl->addrs_used < len) {
+        size_t cap = tl->addrs_cap != 0 ? tl->addrs_cap : len * 4;
+        while (cap - tl->addrs_used < len) {
+            cap *= 2;
+        }
+        uint8_t *a = realloc(tl->addrs, cap);
+        if (a == NULL) {
+            rcoll_error("ucx: out of memory keeping the address of rank %d (%zu bytes kept)", peer,
+                        tl->addrs_used);
+            return RCOLL_ERR_NO_MEMORY;
+        }
+        tl->addrs = a;
+        tl->addrs_cap = cap;
+    }
+    memcpy(tl->addrs + tl->addrs_used, addr, len);
+    tl->peer_addr[peer].off = (uint32_t)tl->addrs_used;
+    tl->peer_addr[peer].len = (uint32_t)len;
+    tl->addrs_used += len;
+    return RCOLL_OK;
+}
+
+typedef struct {
+    struct rcoll_tl *tl;
+    int              peer;
+    ucp_ep_h         ep;
+} wiring_t;
+
+/* The wire-up flush of ep is over: it serves sends from now on. */
+static void wired(struct rcoll_tl *tl, int peer, ucp_ep_h ep)
+{
+    if (tl->wiring[peer] == ep) {        /* else abort_peer closed it meanwhile */
+        tl->wiring[peer] = NULL;
+        tl->eps[peer] = ep;
+        tl->q_check = 1;
+    }
+}
+
+static void wired_cb(void *request, ucs_status_t status, void *user_data)
+{
+    wiring_t *w = user_data;
+    if (status != UCS_OK) {
+        rcoll_debug("ucx: wire-up of the endpoint to rank %d ended with %s", w->peer,
+                    ucs_status_string(status));
+    }
+    wired(w->tl, w->peer, w->ep);
+    ucp_request_free(request);
+    free(w);
+}
+
+/*
+ * A new endpoint serves no message until its wire-up is over: a flush of it
+ * (non-blocking; wired_cb from progress), meanwhile sends to the peer are
+ * queued (tl->q_head) and sent from progress().  Without this, UCX 1.13.1
+ * over tcp aborts the process (ucs_fatal "unexpected error: Endpoint
+ * timeout" in ucp_get_req_handler) when the peer of an endpoint still
+ * wiring up dies with a software get in flight: 9 of 12 runs of the fault
+ * matrix's ucx-tcp rndv cell (victim 0, 4 ranks) before, none on main,
+ * whose endpoints were all made and wired up in rcoll_init.
+ */
+static void wire_up(struct rcoll_tl *tl, int peer, ucp_ep_h ep)
+{
+    tl->wiring[peer] = ep;
+    wiring_t *w = malloc(sizeof(*w));
+    ucs_status_ptr_t req = NULL;
+    if (w != NULL) {
+        *w = (wiring_t){ tl, peer, ep };
+        ucp_request_param_t p = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+            .cb.send = wired_cb,
+            .user_data = w,
+        };
+        req = ucp_ep_flush_nbx(ep, &p);
+    }
+    if (w == NULL || req == NULL || UCS_PTR_IS_ERR(req)) {    /* done, or failed: an error
+                                                                 callback tells */
+        free(w);
+        wired(tl, peer, ep);
+    }
+}
+
+/*
+ * The endpoint to peer, created now (or the one wiring up): the first send,
+ * get or probe to it (off the hot path: eps[peer] was NULL).  It is in
+ * eps[] only once wired up (wire_up): until then send() queues.  NULL with *st set when the peer
+ * has failed (or this rank closed its endpoint: abort_peer), or with *st =
+ * RCOLL_OK when UCX cannot create the endpoint: the peer is then taken as
+ * failed and reported from the next progress(), like an endpoint error, and
+ * the caller drops what it was to send (as a message in flight to a peer
+ * that dies is lost).  Not an error returned from send() at once: the core
+ * would act on it (revoke the communicator) before it knows which rank
+ * failed, and its peers would not learn the name.
+ *
+ * Inside ucp_worker_progress (a UCX callback: the core answering an RTS
+ * with a get, forwarding, reporting a failure) it creates nothing and
+ * returns EP_LATER: the caller queues its message or get, and
+ * after_progress() creates the endpoint once progress has returned.  UCX
+ * does not expect ucp_ep_create from inside its progress: over tcp, with
+ * the peer connecting to this worker at the same moment, it segfaulted in
+ * uct_tcp_iface_progress (reading an rx buffer at address -8) right after
+ * the core's get, on receiving an RTS, created the endpoint to the sender
+ * from inside am_cb: each of 8 crashes (8 processes) of nb_check under --nodes
+ * 2x2, 2x4 and 3x3 came right after such a creation, in the same process.
+ *
  * Every endpoint gets UCX's peer-failure handling (ucx_open turns it on for
  * the shared-memory transports, which otherwise lack it and would send
  * same-node traffic over tcp).  Beyond reporting a dead peer, it is what
@@ -370,21 +576,57 @@ static rcoll_status_t ucx_address(rcoll_tl_t *tl, const void **addr, size_t *len
  * it, the replies of a sw-emulated get still land after the close
  * (test/contract late_get, measured with UCX 1.13.1).
  */
-static rcoll_status_t ucx_connect(rcoll_tl_t *tl, int peer, const void *addr, size_t len)
+#define EP_LATER ((ucp_ep_h)(uintptr_t)1)
+
+static __attribute__((noinline)) ucp_ep_h ep_first_use(struct rcoll_tl *tl, int peer,
+                                                        const char *what, rcoll_status_t *st)
 {
+    if (tl->failed[peer]) {
+        rcoll_error("ucx: %s to rank %d: the peer has failed or its endpoint was closed", what, peer);
+        *st = RCOLL_ERR_PEER_FAILED;
+        return NULL;
+    }
+    if (tl->wiring[peer] != NULL) {
+        return tl->wiring[peer];
+    }
+    const peer_addr_t *pa = &tl->peer_addr[peer];
+    if (pa->len == 0) {
+        rcoll_error("ucx: %s to rank %d: no address for it (not connected)", what, peer);
+        *st = RCOLL_ERR_INTERNAL;
+        return NULL;
+    }
+    if (tl->in_progress) {
+        rcoll_debug("ucx: endpoint to rank %d wanted inside progress (%s): created after it", peer,
+                    what);
+        tl->create_later = 1;
+        tl->q_check = 1;
+        return EP_LATER;
+    }
     ucp_ep_params_t p = {
         .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                       UCP_EP_PARAM_FIELD_ERR_HANDLER,
-        .address = addr,
+        .address = (const ucp_address_t *)(tl->addrs + pa->off),
         .err_mode = UCP_ERR_HANDLING_MODE_PEER,
         .err_handler = { .cb = ep_error_cb, .arg = tl },
     };
     ucs_status_t s = ucp_ep_create(tl->worker, &p, &tl->eps[peer]);
     if (s != UCS_OK) {
-        rcoll_error("ucx: cannot create an endpoint to rank %d: %s", peer, ucs_status_string(s));
-        return RCOLL_ERR_TRANSPORT;
+        /* The peer cannot be reached (e.g. a dead same-node peer's FIFO is
+         * gone: "Shared memory error"): it has failed, as far as this rank
+         * can tell; reported from the next progress(), like abort_peer. */
+        tl->eps[peer] = NULL;
+        rcoll_error("ucx: %s to rank %d: cannot create an endpoint: %s: taking the peer as failed",
+                    what, peer, ucs_status_string(s));
+        tl->failed[peer] = 2;
+        tl->to_report = 1;
+        *st = RCOLL_OK;
+        return NULL;
     }
-    return RCOLL_OK;
+    rcoll_debug("ucx: endpoint to rank %d created (%s)", peer, what);
+    ucp_ep_h ep = tl->eps[peer];
+    tl->eps[peer] = NULL;
+    wire_up(tl, peer, ep);
+    return ep;
 }
 
 static void bounce_put(bounce_t *b)
@@ -412,9 +654,14 @@ static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t
                                const void *data, size_t len)
 {
     size_t total = UCX_TL_HDR + hdr_len + len;
-    if (tl->eps[peer] == NULL) {
-        rcoll_error("ucx: send of %zu bytes to rank %d: its endpoint was closed", total, peer);
-        return RCOLL_ERR_PEER_FAILED;
+    rcoll_status_t st;
+    ucp_ep_h ep = tl->eps[peer];
+    int queue = 0;
+    if (ep == NULL) {
+        if ((ep = ep_first_use(tl, peer, "send", &st)) == NULL) {
+            return st;
+        }
+        queue = tl->eps[peer] == NULL;          /* wiring up, or EP_LATER */
     }
     peer_auth_t *a = peer_auth(tl, peer);
     if (a == NULL) {
@@ -440,6 +687,14 @@ static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t
     }
     put64(b->data, rcoll__auth_msg_mac(a->tx_key, b->data + UCX_MAC_OFF, total - UCX_MAC_OFF,
                                        UCX_TL_HDR - UCX_MAC_OFF));
+    if (queue) {
+        b->peer = peer;
+        b->len = total;
+        b->next = NULL;
+        *tl->q_tail = b;
+        tl->q_tail = &b->next;
+        return RCOLL_OK;
+    }
     ucp_request_param_t p = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                         UCP_OP_ATTR_FIELD_FLAGS,
@@ -447,7 +702,7 @@ static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t
         .user_data = b,
         .flags = UCP_AM_SEND_FLAG_EAGER,
     };
-    ucs_status_ptr_t req = ucp_am_send_nbx(tl->eps[peer], UCX_AM_ID, NULL, 0, b->data, total, &p);
+    ucs_status_ptr_t req = ucp_am_send_nbx(ep, UCX_AM_ID, NULL, 0, b->data, total, &p);
     if (req == NULL) {
         bounce_put(b);
         return RCOLL_OK;
@@ -460,6 +715,46 @@ static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t
     }
     tl->inflight++;
     return RCOLL_OK;
+}
+
+/* Send the queued messages of peers whose wire-up is over; drop those of
+ * peers that failed (reported by then). */
+static void queue_drain(struct rcoll_tl *tl)
+{
+    bounce_t **pp = &tl->q_head;
+    tl->q_check = 0;
+    while (*pp != NULL) {
+        bounce_t *b = *pp;
+        ucp_ep_h ep = tl->eps[b->peer];
+        if (ep == NULL && !tl->failed[b->peer]) {
+            pp = &b->next;
+            continue;
+        }
+        *pp = b->next;
+        if (ep == NULL || tl->failed[b->peer]) {
+            rcoll_debug("ucx: dropping a queued %zu-byte message to failed rank %d", b->len, b->peer);
+            bounce_put(b);
+            continue;
+        }
+        ucp_request_param_t p = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                            UCP_OP_ATTR_FIELD_FLAGS,
+            .cb.send = send_cb,
+            .user_data = b,
+            .flags = UCP_AM_SEND_FLAG_EAGER,
+        };
+        ucs_status_ptr_t req = ucp_am_send_nbx(ep, UCX_AM_ID, NULL, 0, b->data, b->len, &p);
+        if (req == NULL || UCS_PTR_IS_ERR(req)) {
+            if (req != NULL) {
+                rcoll_error("ucx: queued send of %zu bytes to rank %d failed: %s", b->len, b->peer,
+                            ucs_status_string(UCS_PTR_STATUS(req)));
+            }
+            bounce_put(b);
+        } else {
+            tl->inflight++;
+        }
+    }
+    tl->q_tail = pp;
 }
 
 static rcoll_status_t ucx_mem_reg(rcoll_tl_t *tl, void *addr, size_t len, unsigned access,
@@ -566,7 +861,7 @@ static rcoll_status_t ucx_get(rcoll_tl_t *tl, int peer, void *laddr, size_t len,
                               const void *rkey_buf, size_t rkey_len, rcoll_tl_completion_t *comp)
 {
     ucx_rkey_hdr_t h;
-    if (tl->failed[peer] || tl->eps[peer] == NULL) {
+    if (tl->failed[peer]) {
         rcoll_error("ucx: RDMA read of %zu bytes from rank %d: the peer has failed", len, peer);
         return RCOLL_ERR_PEER_FAILED;
     }
@@ -581,11 +876,38 @@ static rcoll_status_t ucx_get(rcoll_tl_t *tl, int peer, void *laddr, size_t len,
                     (unsigned long long)h.addr, (unsigned long long)h.len);
         return RCOLL_ERR_PROTOCOL;
     }
+    rcoll_status_t st;
+    ucp_ep_h ep = tl->eps[peer];
+    if (ep == NULL && (ep = ep_first_use(tl, peer, "RDMA read", &st)) == EP_LATER) {
+        later_t *l = malloc(sizeof(*l) + rkey_len);
+        if (l == NULL) {
+            return RCOLL_ERR_NO_MEMORY;
+        }
+        *l = (later_t){ .peer = peer, .is_get = 1, .laddr = laddr, .len = len, .raddr = raddr,
+                        .comp = comp, .rkey_len = rkey_len };
+        memcpy(l->rkey, rkey_buf, rkey_len);
+        *tl->later_tail = l;
+        tl->later_tail = &l->next;
+        return RCOLL_OK;
+    }
+    if (ep == NULL) {
+        if (st != RCOLL_OK) {
+            return st;
+        }
+        get_done_t *d = malloc(sizeof(*d));     /* the peer is unreachable: failed from progress */
+        if (d == NULL) {
+            return RCOLL_ERR_NO_MEMORY;
+        }
+        d->owner = NULL;
+        d->comp = comp;
+        done_push(tl, d, RCOLL_ERR_PEER_FAILED);
+        return RCOLL_OK;
+    }
     get_ctx_t *g = calloc(1, sizeof(*g));
     if (g == NULL) {
         return RCOLL_ERR_NO_MEMORY;
     }
-    ucs_status_t s = ucp_ep_rkey_unpack(tl->eps[peer], (const uint8_t *)rkey_buf + sizeof(h), &g->rkey);
+    ucs_status_t s = ucp_ep_rkey_unpack(ep, (const uint8_t *)rkey_buf + sizeof(h), &g->rkey);
     if (s != UCS_OK) {
         rcoll_error("ucx: cannot unpack the remote key of rank %d: %s", peer, ucs_status_string(s));
         free(g);
@@ -606,7 +928,7 @@ static rcoll_status_t ucx_get(rcoll_tl_t *tl, int peer, void *laddr, size_t len,
         .cb.send = get_cb,
         .user_data = g,
     };
-    ucs_status_ptr_t req = ucp_get_nbx(tl->eps[peer], laddr, len, raddr, g->rkey, &p);
+    ucs_status_ptr_t req = ucp_get_nbx(ep, laddr, len, raddr, g->rkey, &p);
     if (UCS_PTR_IS_ERR(req)) {
         rcoll_error("ucx: RDMA read of %zu bytes from rank %d failed: %s", len, peer,
                     ucs_status_string(UCS_PTR_STATUS(req)));
@@ -626,7 +948,19 @@ static rcoll_status_t ucx_get(rcoll_tl_t *tl, int peer, void *laddr, size_t len,
  * failed through a record of its own; its late callback, if any, frees it. */
 static void ucx_abort_peer(rcoll_tl_t *tl, int peer, const char *why)
 {
+    if (tl->eps[peer] == NULL && tl->wiring[peer] != NULL) {     /* its queue goes */
+        tl->eps[peer] = tl->wiring[peer];
+        tl->wiring[peer] = NULL;
+        tl->q_check = 1;
+    }
     if (tl->eps[peer] == NULL) {
+        /* Never connected (or closed before): nothing can be in flight,
+         * but the peer is still to be reported failed, once. */
+        if (!tl->failed[peer]) {
+            rcoll_error("ucx: giving up on rank %d (no endpoint to close): %s", peer, why);
+            tl->failed[peer] = 2;
+            tl->to_report = 1;
+        }
         return;
     }
     rcoll_error("ucx: closing the endpoint to rank %d: %s", peer, why);
@@ -634,6 +968,7 @@ static void ucx_abort_peer(rcoll_tl_t *tl, int peer, const char *why)
                               .flags = UCP_EP_CLOSE_FLAG_FORCE };
     ucp_ep_h ep = tl->eps[peer];
     tl->eps[peer] = NULL;
+    tl->q_check = 1;
     if (!tl->failed[peer]) {
         tl->failed[peer] = 2;
         tl->to_report = 1;
@@ -659,9 +994,73 @@ static void ucx_abort_peer(rcoll_tl_t *tl, int peer, const char *why)
     }
 }
 
+/* Out of ucp_worker_progress (not nested in it): create the endpoints that
+ * callbacks wanted (ep_first_use returned EP_LATER), start the gets and
+ * probes that waited for them, and send what the queue can. */
+static void after_progress(struct rcoll_tl *tl)
+{
+    if (tl->in_progress) {
+        return;
+    }
+    if (tl->create_later) {
+        tl->create_later = 0;
+        rcoll_status_t st;
+        for (bounce_t *b = tl->q_head; b != NULL; b = b->next) {
+            if (tl->eps[b->peer] == NULL && tl->wiring[b->peer] == NULL && !tl->failed[b->peer]) {
+                (void)ep_first_use(tl, b->peer, "queued send", &st);
+            }
+        }
+        later_t *l = tl->later_head;
+        tl->later_head = NULL;
+        tl->later_tail = &tl->later_head;
+        while (l != NULL) {
+            later_t *next = l->next;
+            if (!l->is_get) {
+                ucx_probe_peer(tl, l->peer);
+            } else {
+                rcoll_status_t gs = ucx_get(tl, l->peer, l->laddr, l->len, l->raddr, l->rkey,
+                                            l->rkey_len, l->comp);
+                if (gs != RCOLL_OK) {           /* report it as the get's completion */
+                    get_done_t *d = malloc(sizeof(*d));
+                    if (d != NULL) {
+                        d->owner = NULL;
+                        d->comp = l->comp;
+                        done_push(tl, d, gs);
+                    } else {
+                        rcoll_error("ucx: out of memory reporting a failed RDMA read from rank %d",
+                                    l->peer);
+                    }
+                }
+            }
+            free(l);
+            l = next;
+        }
+    }
+    if (tl->q_check) {
+        queue_drain(tl);
+    }
+}
+
+/* Finalize: gets and probes never started (the core waits for its gets, so
+ * normally none). */
+static void later_drop_all(struct rcoll_tl *tl)
+{
+    while (tl->later_head != NULL) {
+        later_t *l = tl->later_head;
+        tl->later_head = l->next;
+        if (l->is_get) {
+            rcoll_warn("ucx: finalize: an RDMA read of %zu bytes from rank %d never started",
+                       l->len, l->peer);
+        }
+        free(l);
+    }
+    tl->later_tail = &tl->later_head;
+}
+
 static int ucx_progress(rcoll_tl_t *tl)
 {
-    int n = (int)ucp_worker_progress(tl->worker);
+    int n = (int)worker_progress(tl);
+    after_progress(tl);
     get_done_t *d = tl->done_head;        /* a snapshot: callbacks may start more gets */
     tl->done_head = NULL;
     tl->done_tail = &tl->done_head;
@@ -678,12 +1077,31 @@ static int ucx_progress(rcoll_tl_t *tl)
             if (tl->failed[r] == 2) {
                 tl->failed[r] = 1;
                 tl->cb.peer_error(tl->cb.arg, r, RCOLL_ERR_PEER_FAILED,
-                                  "ucx: this rank closed the endpoint (abort_peer)");
+                                  "ucx: this rank gave up on the peer (abort_peer, or no endpoint could be made)");
                 n++;
             }
         }
     }
     return n;
+}
+
+/* A wait hears nothing from peer: make sure UCX watches it.  A peer with
+ * an endpoint is watched already (peer-failure mode: a dead peer errors the
+ * endpoint, keepalive finds a silent one); one this rank never sent to has
+ * none, so create it now, and its wire-up or keepalive will report a dead
+ * peer through ep_error_cb.  Never blocks: ucp_ep_create does not wait. */
+static void ucx_probe_peer(rcoll_tl_t *tl, int peer)
+{
+    rcoll_status_t st;
+    if (tl->eps[peer] == NULL && !tl->failed[peer] && !tl->closing &&
+        ep_first_use(tl, peer, "probe", &st) == EP_LATER) {
+        later_t *l = calloc(1, sizeof(*l));
+        if (l != NULL) {                    /* else the next probe asks again */
+            l->peer = peer;
+            *tl->later_tail = l;
+            tl->later_tail = &l->next;
+        }
+    }
 }
 
 static unsigned ucx_caps(rcoll_tl_t *tl)
@@ -711,4 +1129,5 @@ const rcoll_tl_ops_t rcoll_tl_ucx_ops = {
     .progress = ucx_progress,
     .caps = ucx_caps,
     .max_msg_size = ucx_max_msg_size,
+    .probe_peer = ucx_probe_peer,
 };
