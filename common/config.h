@@ -46,6 +46,7 @@ typedef struct rcoll_config {
     int      verbs_cq_peers;       /* RCOLL_VERBS_CQ_PEERS: connections per completion queue */
     char     verbs_srq[RCOLL_CONFIG_STR_MAX];   /* RCOLL_VERBS_SRQ: auto|on|off */
     int      verbs_srq_size;       /* RCOLL_VERBS_SRQ_SIZE: receive buffers in the shared pool */
+    char     ucx_lazy_eps[RCOLL_CONFIG_STR_MAX]; /* RCOLL_UCX_LAZY_EPS: auto|on|off */
     /* shared memory */
     int      shm;                  /* RCOLL_SHM: 0/1 */
     char     shm_cma[RCOLL_CONFIG_STR_MAX];     /* RCOLL_SHM_CMA: auto|on|off */

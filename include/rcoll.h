@@ -93,7 +93,8 @@ const char *rcoll_op_name(rcoll_op_t op);
 
 /*
  * Initialise rcoll: read the configuration, bootstrap through PMIx, open the
- * transport and learn every peer's address (UCX connects to a peer on first use).
+ * transport and connect to every peer (above 256 ranks, RCOLL_UCX_LAZY_EPS=auto,
+ * UCX only learns every peer's address and connects on first use).
  *
  * config: NULL, or an array of "KEY=VALUE" strings ended by NULL.  KEY is an
  *         RCOLL_* variable name (the "RCOLL_" prefix may be omitted); a value

@@ -128,6 +128,11 @@ static const rcoll_config_entry_t verbs_table[] = {
       "about RCOLL_EAGER_LIMIT bytes), clamped to the device's max_srq_wr; peers that find it "
       "empty retry (RNR) until buffers are re-posted", RCOLL_CONFIG_INT, F(verbs_srq_size), NULL,
       0, .min = 2, .max = 1 << 20 },
+    { "UCX_LAZY_EPS", "auto", "UCX endpoints: on = made on first use (a send, read or probe "
+      "to the peer), so memory and start-up grow with the peers a rank talks to; off = one to "
+      "every rank, made in rcoll_init; auto = on above 256 ranks. UCX 1.13 can abort a rank "
+      "that makes its first endpoint to a peer already dead (docs/scaling.md)",
+      RCOLL_CONFIG_ENUM, F(ucx_lazy_eps), "auto|on|off", 0 },
     { "RCACHE", "1", "Cache memory registrations of user buffers",
       RCOLL_CONFIG_BOOL, F(rcache), NULL, 0 },
     { "RCACHE_MAX", "1g", "Most bytes the registration cache keeps registered",

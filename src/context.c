@@ -17,7 +17,8 @@
  * connect_peers); parsing them, numbering the nodes (a hash of the node
  * names) and choosing a transport per peer is O(1) work per peer with no
  * allocation or system call of its own; connect() only records the peer's
- * address (UCX keeps it and creates the endpoint on first use).  What stays
+ * address (UCX keeps it and creates the endpoint on first use, in jobs of
+ * more than 256 ranks: RCOLL_UCX_LAZY_EPS).  What stays
  * O(p) per process: node_of, peer_tl, peer_ops, peer_failed, peer_exited
  * and what each transport keeps per peer.
  */

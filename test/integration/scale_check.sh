@@ -6,8 +6,9 @@
 # scale_check runs at P1 and P2 ranks (default 4 and 32; each twice, the
 # smaller figure kept, since page-granular noise only adds); the growth per
 # extra rank, slope = (X(P2) - X(P1)) / (P2 - P1), cancels the library's fixed
-# size.  UCX endpoints are made on first use, so what a rank holds depends on
-# whom it has talked to.  Checked:
+# size.  UCX endpoints are made on first use (RCOLL_UCX_LAZY_EPS=on here: its
+# default, auto, does that only above 256 ranks), so what a rank holds
+# depends on whom it has talked to.  Checked:
 #   1. after rcoll_init, the typical rank (the minimum over ranks) and, with
 #      RCOLL_SHM=0, every rank (the maximum): resident memory slope <= 4 KiB
 #      per rank (formula: rcoll's arrays, the kept UCX address and the
@@ -54,7 +55,7 @@ field() { sed -n "s/.* $1=\([0-9-]*\).*/\1/p" <<< "$2"; }
 measure() {
     local n=$1 shm=$2 best="" line i
     for _ in 1 2; do
-        line=$(RCOLL_SHM=$shm SCALE_CHECK_TALK=$((1 - shm)) timeout --kill-after=10 60 "$top/tools/rcollrun/rcollrun" -n "$n" \
+        line=$(RCOLL_UCX_LAZY_EPS=on RCOLL_SHM=$shm SCALE_CHECK_TALK=$((1 - shm)) timeout --kill-after=10 60 "$top/tools/rcollrun/rcollrun" -n "$n" \
                --timeout 50 -- "$here/scale_check" 2>&1 | grep '^scale ') || true
         if [ -z "$line" ]; then
             echo "scale_check: no figures from $n ranks (RCOLL_SHM=$shm)" >&2

@@ -30,7 +30,10 @@
  * abort_peer() force-closes the endpoint: UCX purges what is in flight on
  * it, so the receiver alone decides when writes into its buffer stop.
  *
- * Endpoints on first use (docs/scaling.md "Memory and start-up"): connect()
+ * Endpoints on first use (docs/scaling.md "Memory and start-up"), in jobs
+ * of more than UCX_LAZY_AUTO_RANKS ranks or with RCOLL_UCX_LAZY_EPS=on
+ * (smaller jobs make every endpoint in connect(), connect_now, as UCX 1.13
+ * can abort on an endpoint made to a peer already dead): connect()
  * only keeps the peer's worker address, copied into one arena for all peers
  * (addrs, with an offset and a length per peer); the ucp_ep is created by
  * the first send, get or probe to that peer (ep_first_use).  A rank that
@@ -56,6 +59,11 @@
 #define UCX_BOUNCE_COUNT 128
 #define UCX_MAX_MSG      (1u << 20)
 
+
+/* RCOLL_UCX_LAZY_EPS=auto: endpoints on first use above this many ranks.
+ * Below, making all of them in rcoll_init costs at most ~256 x 18 KiB and
+ * ~256 x 0.3 ms per process (docs/scaling.md). */
+#define UCX_LAZY_AUTO_RANKS 256
 
 typedef struct bounce {
     struct bounce   *next;             /* the free list, or the queue of a peer wiring up */
@@ -137,6 +145,7 @@ struct rcoll_tl {
     int                  inflight;        /* sends not completed */
     int                  closing;         /* peers going away now is expected */
     int                  to_report;       /* some failed[] is 2: aborted, not yet reported */
+    int                  lazy;            /* endpoints on first use (RCOLL_UCX_LAZY_EPS), else in connect() */
     get_ctx_t           *gets;            /* gets in flight */
     get_done_t          *done_head, **done_tail;   /* finished gets to report */
     const rcoll_auth_t  *auth;            /* the job's secret */
@@ -275,6 +284,10 @@ static rcoll_status_t ucx_open(const rcoll_tl_params_t *p, rcoll_tl_t **out)
     tl->node_of = p->node_of;
     tl->cb = p->cb;
     tl->auth = p->auth != NULL ? p->auth : &rcoll__auth_none;
+    const char *lazy = p->config->ucx_lazy_eps;
+    tl->lazy = strcmp(lazy, "on") == 0 || (strcmp(lazy, "off") != 0 && p->size > UCX_LAZY_AUTO_RANKS);
+    rcoll_debug("ucx: endpoints %s (RCOLL_UCX_LAZY_EPS=%s, %d ranks)",
+                tl->lazy ? "on first use" : "made in rcoll_init", lazy[0] ? lazy : "auto", p->size);
     tl->done_tail = &tl->done_head;
     tl->q_tail = &tl->q_head;
     tl->later_tail = &tl->later_head;
@@ -455,6 +468,38 @@ static rcoll_status_t ucx_address(rcoll_tl_t *tl, const void **addr, size_t *len
 }
 
 /*
+ * RCOLL_UCX_LAZY_EPS off (auto: jobs of up to UCX_LAZY_AUTO_RANKS ranks):
+ * the endpoint is made here, in rcoll_init, while every peer is alive, and
+ * serves sends at once (UCX queues them during its own wire-up).  Why not
+ * always on first use: UCX 1.13.1 aborts the process when an endpoint made
+ * to a peer that is already dead fails with its wire-up request still
+ * pending on ud_verbs (uct_ud_ep_pending_purge -> ucp_request_send_state_ff:
+ * the assert that only EP_REMOVED, EP_CHECK or ACK wire-up messages are
+ * purged there).  Seen in the soft-RDMA guest over rc_verbs + ud_verbs:
+ * dead_check with RCOLL_LIVENESS=transport, 3 ranks: rank 0, whose
+ * endpoint to the killed rank 2 is made on first use (by a probe, in the
+ * run that logged it), aborted in 2 runs of 2 (2026-12-02).  Above the threshold the O(p) endpoints are what the
+ * first-use design avoids, and that risk stays (docs/scaling.md).
+ */
+static rcoll_status_t connect_now(struct rcoll_tl *tl, int peer)
+{
+    ucp_ep_params_t p = {
+        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER,
+        .address = (const ucp_address_t *)(tl->addrs + tl->peer_addr[peer].off),
+        .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+        .err_handler = { .cb = ep_error_cb, .arg = tl },
+    };
+    ucs_status_t s = ucp_ep_create(tl->worker, &p, &tl->eps[peer]);
+    if (s != UCS_OK) {
+        tl->eps[peer] = NULL;
+        rcoll_error("ucx: cannot create an endpoint to rank %d: %s", peer, ucs_status_string(s));
+        return RCOLL_ERR_TRANSPORT;
+    }
+    return RCOLL_OK;
+}
+
+/*
  * Keep the peer's worker address for ep_first_use.  The arena grows by
  * doubling, so p peers cost O(log p) allocations, not one each; it is
  * never shrunk (a peer's endpoint may be wanted at any time).
@@ -483,7 +528,7 @@ static rcoll_status_t ucx_connect(rcoll_tl_t *tl, int peer, const void *addr, si
     tl->peer_addr[peer].off = (uint32_t)tl->addrs_used;
     tl->peer_addr[peer].len = (uint32_t)len;
     tl->addrs_used += len;
-    return RCOLL_OK;
+    return tl->lazy ? RCOLL_OK : connect_now(tl, peer);
 }
 
 typedef struct {
