@@ -695,6 +695,27 @@ static void send_cb(void *request, ucs_status_t status, void *user_data)
     ucp_request_free(request);
 }
 
+/* Send the len bytes of bounce b on ep (an active message, eager): done at
+ * once (b back to the pool), in flight (send_cb returns it), or an error
+ * (b back to the pool). */
+static ucs_status_t am_send(struct rcoll_tl *tl, ucp_ep_h ep, bounce_t *b, size_t len)
+{
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                        UCP_OP_ATTR_FIELD_FLAGS,
+        .cb.send = send_cb,
+        .user_data = b,
+        .flags = UCP_AM_SEND_FLAG_EAGER,
+    };
+    ucs_status_ptr_t req = ucp_am_send_nbx(ep, UCX_AM_ID, NULL, 0, b->data, len, &p);
+    if (req == NULL || UCS_PTR_IS_ERR(req)) {
+        bounce_put(b);
+        return UCS_PTR_STATUS(req);
+    }
+    tl->inflight++;
+    return UCS_OK;
+}
+
 static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t hdr_len,
                                const void *data, size_t len)
 {
@@ -740,25 +761,12 @@ static rcoll_status_t ucx_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t
         tl->q_tail = &b->next;
         return RCOLL_OK;
     }
-    ucp_request_param_t p = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                        UCP_OP_ATTR_FIELD_FLAGS,
-        .cb.send = send_cb,
-        .user_data = b,
-        .flags = UCP_AM_SEND_FLAG_EAGER,
-    };
-    ucs_status_ptr_t req = ucp_am_send_nbx(ep, UCX_AM_ID, NULL, 0, b->data, total, &p);
-    if (req == NULL) {
-        bounce_put(b);
-        return RCOLL_OK;
-    }
-    if (UCS_PTR_IS_ERR(req)) {
-        bounce_put(b);
+    ucs_status_t s = am_send(tl, ep, b, total);
+    if (s != UCS_OK) {
         rcoll_error("ucx: send of %zu bytes to rank %d failed: %s", total, peer,
-                    ucs_status_string(UCS_PTR_STATUS(req)));
+                    ucs_status_string(s));
         return tl->failed[peer] ? RCOLL_ERR_PEER_FAILED : RCOLL_ERR_TRANSPORT;
     }
-    tl->inflight++;
     return RCOLL_OK;
 }
 
@@ -781,22 +789,10 @@ static void queue_drain(struct rcoll_tl *tl)
             bounce_put(b);
             continue;
         }
-        ucp_request_param_t p = {
-            .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                            UCP_OP_ATTR_FIELD_FLAGS,
-            .cb.send = send_cb,
-            .user_data = b,
-            .flags = UCP_AM_SEND_FLAG_EAGER,
-        };
-        ucs_status_ptr_t req = ucp_am_send_nbx(ep, UCX_AM_ID, NULL, 0, b->data, b->len, &p);
-        if (req == NULL || UCS_PTR_IS_ERR(req)) {
-            if (req != NULL) {
-                rcoll_error("ucx: queued send of %zu bytes to rank %d failed: %s", b->len, b->peer,
-                            ucs_status_string(UCS_PTR_STATUS(req)));
-            }
-            bounce_put(b);
-        } else {
-            tl->inflight++;
+        ucs_status_t s = am_send(tl, ep, b, b->len);
+        if (s != UCS_OK) {
+            rcoll_error("ucx: queued send of %zu bytes to rank %d failed: %s", b->len, b->peer,
+                        ucs_status_string(s));
         }
     }
     tl->q_tail = pp;
@@ -1005,6 +1001,7 @@ static void ucx_abort_peer(rcoll_tl_t *tl, int peer, const char *why)
             rcoll_error("ucx: giving up on rank %d (no endpoint to close): %s", peer, why);
             tl->failed[peer] = 2;
             tl->to_report = 1;
+            tl->q_check = 1;     /* messages queued for an endpoint made later go */
         }
         return;
     }
