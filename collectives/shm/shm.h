@@ -130,7 +130,7 @@ typedef struct rcoll__shm {
      * rank's, copied out of the segment at set-up. */
     size_t    cma_bc_min, cma_bc_max, cma_ag_min, cma_ag_max, cma_red_min, cma_red_max;
     int64_t  *pid;
-    char     *cma_scratch;            /* a reduce root's: 2 pieces (shm_reduce_cma.c) */
+    char     *cma_scratch;            /* single-copy reduce: 2 pieces (shm_reduce_cma.c) */
 } rcoll__shm_t;
 
 /* ---- single-copy reads (shm_cma.c) ---- */

@@ -1,7 +1,8 @@
 /*
  * shm_cma.c - single-copy reads between the ranks of a segment (cross
- * memory attach, process_vm_readv): the set-up check and the per-collective
- * publish / read / wait of shm_cma.h.
+ * memory attach, process_vm_readv; process_vm_writev into a reduce root's
+ * receive buffer): the set-up check and the per-collective publish / read /
+ * write / wait of shm_cma.h.
  *
  * Set-up (shm_enter.c): every rank writes its pid and where it mapped the
  * segment into its ident line before it reports in; a rank other than 0
@@ -21,6 +22,10 @@
  * Readers read their own call's length: the descriptor's length must equal
  * it (else the ranks' calls differ: RCOLL_ERR_PROTOCOL) and its address is
  * only ever read from, n bytes, into the reader's own buffer of n bytes.
+ * A reduce root's descriptor is 32 bytes: the same 16, then {address,
+ * length} of its receive buffer, the only memory a peer ever writes (with
+ * process_vm_writev, from its own buffer, at most the writer's own call's
+ * length, which both lengths must equal).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,6 +40,14 @@
 typedef struct {
     uint64_t addr, len;
 } cma_desc_t;
+
+/* A reduce root's: what the others read (as cma_desc_t), then where they
+ * write.  Inline in the slot like cma_desc_t, at the same place. */
+typedef struct {
+    uint64_t addr, len;
+    uint64_t dst, dst_len;
+} cma_desc_rw_t;
+_Static_assert(sizeof(cma_desc_rw_t) <= RCOLL__SHM_INLINE, "inline, where cma_desc_t is");
 
 /* Rank 0's choice of the sizes that go single copy: every size with
  * RCOLL_SHM_CMA=on; with auto, the tune file's `shm` lines, else the
@@ -145,7 +158,7 @@ void rcoll__shm_cma_ready(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
     sh->cma_ag_max = (size_t)id0->cma_hi[RCOLL_TUNE_CMA_ALLGATHER];
     sh->cma_red_min = (size_t)id0->cma_lo[RCOLL_TUNE_CMA_REDUCE];
     sh->cma_red_max = (size_t)id0->cma_hi[RCOLL_TUNE_CMA_REDUCE];
-    /* the reduce root's scratch is made on first use (shm_reduce_cma.c):
+    /* the reduce scratch is made on first use (shm_reduce_cma.c):
      * a failure here could not be agreed on, only reported there */
 }
 
@@ -155,16 +168,27 @@ int rcoll__shm_cma_post(rcoll_task_t *task, rcoll__shm_op_t *op, const void *buf
     return rcoll__shm_slot_write(task, op, &d, sizeof(d));
 }
 
-static rcoll_status_t read_failed(rcoll_task_t *task, rcoll__shm_op_t *op, int q, int err,
-                                  size_t got, size_t n)
+int rcoll__shm_cma_post_rw(rcoll_task_t *task, rcoll__shm_op_t *op, const void *buf, void *dst,
+                           size_t n)
+{
+    cma_desc_rw_t d = { .addr = (uint64_t)(uintptr_t)buf, .len = n,
+                        .dst = (uint64_t)(uintptr_t)dst, .dst_len = n };
+    return rcoll__shm_slot_write(task, op, &d, sizeof(d));
+}
+
+/* A process_vm_readv / writev of rank q's buffer failed (err 0: it moved
+ * nothing) after got of n bytes: log it naming q, set op->error. */
+static rcoll_status_t cma_failed(rcoll_task_t *task, rcoll__shm_op_t *op, int q, int err,
+                                 size_t got, size_t n, int write)
 {
     rcoll_status_t st = err == ESRCH ? RCOLL_ERR_PEER_FAILED
                       : err == EFAULT || err == 0 ? RCOLL_ERR_PROTOCOL : RCOLL_ERR_TRANSPORT;
-    rcoll_error("rcoll_%s (algorithm shm, communicator 0x%llx, shm operation %llu): reading comm "
-                "rank %d's (world rank %d, pid %lld) buffer failed after %zu of %zu bytes: %s",
+    rcoll_error("rcoll_%s (algorithm shm, communicator 0x%llx, shm operation %llu): %s comm "
+                "rank %d's (world rank %d, pid %lld) %s failed after %zu of %zu bytes: %s",
                 rcoll_coll_name(task->args.type), (unsigned long long)task->comm->id,
-                (unsigned long long)op->k, q, task->comm->world_ranks[q],
-                (long long)op->sh->pid[q], got, n,
+                (unsigned long long)op->k, write ? "writing" : "reading", q,
+                task->comm->world_ranks[q], (long long)op->sh->pid[q],
+                write ? "receive buffer" : "buffer", got, n,
                 err == ESRCH ? "the process is gone (it died)"
                 : err == 0 || err == EFAULT ? "its buffer is not that long (a different call?)"
                 : strerror(err));
@@ -201,11 +225,67 @@ rcoll_status_t rcoll__shm_cma_pull_part(rcoll_task_t *task, rcoll__shm_op_t *op,
             if (rc < 0 && errno == EINTR) {
                 continue;
             }
-            return read_failed(task, op, q, rc < 0 ? errno : 0, from + off, n);
+            return cma_failed(task, op, q, rc < 0 ? errno : 0, from + off, n, 0);
         }
         off += (size_t)rc;
     }
     return RCOLL_OK;
+}
+
+rcoll_status_t rcoll__shm_cma_push_part(rcoll_task_t *task, rcoll__shm_op_t *op, int q,
+                                        const void *src, size_t n, size_t to, size_t len)
+{
+    cma_desc_rw_t d;
+    const char *slot = rcoll__shm_slot_read(task, op, q, sizeof(d));
+
+    if (slot == NULL) {
+        return rcoll__shm_not_read(op);
+    }
+    memcpy(&d, slot, sizeof(d));
+    if (d.dst_len != n || d.len != n || d.dst == 0 || to > n || len > n - to) {
+        rcoll_error("rcoll_%s (algorithm shm, communicator 0x%llx, shm operation %llu): comm rank "
+                    "%d published a receive buffer of %llu bytes, this call has %zu: the ranks "
+                    "called different collectives; nothing is written to it",
+                    rcoll_coll_name(task->args.type), (unsigned long long)task->comm->id,
+                    (unsigned long long)op->k, q, (unsigned long long)d.dst_len, n);
+        op->error = RCOLL_ERR_PROTOCOL;
+        return op->error;
+    }
+    size_t off = 0;
+    while (off < len) {
+        struct iovec local = { .iov_base = (char *)(uintptr_t)src + off, .iov_len = len - off };
+        struct iovec remote = { .iov_base = (void *)(uintptr_t)(d.dst + to + off),
+                                .iov_len = len - off };
+        ssize_t rc = process_vm_writev((pid_t)op->sh->pid[q], &local, 1, &remote, 1, 0);
+        if (rc <= 0) {
+            if (rc < 0 && errno == EINTR) {
+                continue;
+            }
+            return cma_failed(task, op, q, rc < 0 ? errno : 0, to + off, n, 1);
+        }
+        off += (size_t)rc;
+    }
+    return RCOLL_OK;
+}
+
+int rcoll__shm_cma_wrote(rcoll_task_t *task, rcoll__shm_op_t *op, int q)
+{
+    if (!rcoll__shm_cma_reader_gone(task, op, q)) {
+        return 0;
+    }
+    /* gone: it raised cma_read before done, so an acquire of either shows
+     * cma_read if it finished its part */
+    if (atomic_load_explicit(&rcoll__shm_ctl(op->sh, q)->cma_read.v, memory_order_acquire) >=
+        op->k) {
+        return 1;
+    }
+    rcoll_error("rcoll_%s (algorithm shm, communicator 0x%llx, shm operation %llu): comm rank "
+                "%d (world rank %d) left the collective without writing its part into this "
+                "rank's receive buffer (it failed or abandoned it)",
+                rcoll_coll_name(task->args.type), (unsigned long long)task->comm->id,
+                (unsigned long long)op->k, q, task->comm->world_ranks[q]);
+    op->error = RCOLL_ERR_PEER_FAILED;
+    return 0;
 }
 
 int rcoll__shm_cma_announce(rcoll_task_t *task, rcoll__shm_op_t *op)

@@ -1,10 +1,12 @@
 /*
- * shm_cma.h - single-copy reads for the shm bcast and allgather: a rank
- * publishes where its buffer is (the descriptor in its slot of k), the
+ * shm_cma.h - single-copy reads for the shm bcast, allgather and reduce: a
+ * rank publishes where its buffer is (the descriptor in its slot of k), the
  * others read it with process_vm_readv straight into their own buffers,
  * raise cma_read to k, and the owner returns only once every reader has
- * (its buffer must stay valid while they read).  See shm_cma.c and
- * docs/shm.md, "Single copy".
+ * (its buffer must stay valid while they read).  The reduce's ranks also
+ * write their result slices into the root's receive buffer with
+ * process_vm_writev (shm_reduce_cma.c).  See shm_cma.c and docs/shm.md,
+ * "Single copy".
  */
 #ifndef RCOLL_SHM_CMA_H
 #define RCOLL_SHM_CMA_H
@@ -36,6 +38,12 @@ static inline int rcoll__shm_cma_reduce(const rcoll__shm_t *sh, size_t n)
  * word, once every rank is through k - 2).  0 while some rank is not. */
 int rcoll__shm_cma_post(rcoll_task_t *task, rcoll__shm_op_t *op, const void *buf, size_t n);
 
+/* A reduce root: publish its n-byte send buffer buf (read as above) and
+ * its n-byte receive buffer dst, the only place the others write to
+ * (rcoll__shm_cma_push_part).  0 while some rank is not through k - 2. */
+int rcoll__shm_cma_post_rw(rcoll_task_t *task, rcoll__shm_op_t *op, const void *buf, void *dst,
+                           size_t n);
+
 /* Read bytes [from, from + len) of rank q's n-byte buffer of collective
  * op->k into dst (n: this call's length, never the descriptor's).  RCOLL_OK
  * once read, RCOLL_INPROGRESS while q has not published it
@@ -50,6 +58,15 @@ static inline rcoll_status_t rcoll__shm_cma_pull(rcoll_task_t *task, rcoll__shm_
 {
     return rcoll__shm_cma_pull_part(task, op, q, dst, n, 0, n);
 }
+
+/* Write len bytes from src to bytes [to, to + len) of the receive buffer
+ * rank q published with rcoll__shm_cma_post_rw for op->k (n: this call's
+ * length; both of q's lengths must equal it).  RCOLL_OK once written,
+ * RCOLL_INPROGRESS while q has not published (task->wait_peer set), or an
+ * error naming q (logged): a different call, a failed write (q died:
+ * ESRCH). */
+rcoll_status_t rcoll__shm_cma_push_part(rcoll_task_t *task, rcoll__shm_op_t *op, int q,
+                                        const void *src, size_t n, size_t to, size_t len);
 
 /* A rank that publishes nothing in op->k (a bcast leaf, a reduce root)
  * still writes its slot word (no data), so that a peer in another call
@@ -68,5 +85,11 @@ int rcoll__shm_cma_reader_gone(rcoll_task_t *task, rcoll__shm_op_t *op, int q);
  * it left or abandoned k), from rank *next on; else 0 with
  * task->wait_peer set, or op->error set if that rank is in another call. */
 int rcoll__shm_cma_readers_gone(rcoll_task_t *task, rcoll__shm_op_t *op, int *next);
+
+/* rcoll__shm_cma_reader_gone for a rank q that writes into this rank's
+ * buffer: 1 once q raised cma_read to op->k (its reads and writes are
+ * over); 0 while it has not (task->wait_peer set), or with op->error set
+ * (logged) if q is in another call or left op->k without raising it. */
+int rcoll__shm_cma_wrote(rcoll_task_t *task, rcoll__shm_op_t *op, int q);
 
 #endif

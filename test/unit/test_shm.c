@@ -485,6 +485,127 @@ static void test_cma_read_errors(void **state)
     free(sh);
 }
 
+/* Single-copy writes into a reduce root's receive buffer (shm_cma.c): only
+ * into the buffer it published (rcoll__shm_cma_post_rw), with this call's
+ * length, which both of its lengths must equal; a bad address and a gone
+ * root fail the write with the errors of a read; the root's wait for a
+ * writer fails if the writer left without raising cma_read. */
+static void test_cma_write_errors(void **state)
+{
+    (void)state;
+    static frank_t f;
+    memset(&f, 0, sizeof(f));
+    f.comm.ctx = &f.ctx;
+    f.comm.id = 8;
+    f.comm.size = 2;
+    f.comm.rank = 1;
+    f.comm.local_size = 2;
+    f.comm.world_ranks = f.world_ranks;
+    f.world_ranks[0] = 0;
+    f.world_ranks[1] = 1;
+    rcoll__shm_t *sh = rcoll__shm_new(&f.comm);
+    assert_non_null(sh);
+    rcoll__shm_layout(sh, 256, 4096, 2);
+    char *seg = alloc_aligned(4096, sh->size);
+    assert_non_null(seg);
+    memset(seg, 0, sh->size);
+    sh->base = seg;
+    pid_t gone = fork();
+    assert_true(gone >= 0);
+    if (gone == 0) {
+        _exit(0);
+    }
+    assert_int_equal(waitpid(gone, NULL, 0), gone);
+
+    rcoll_task_t *t = alloc_aligned(64, sizeof(rcoll_task_t));
+    assert_non_null(t);
+    memset(t, 0, sizeof(*t));
+    t->ctx = &f.ctx;
+    t->comm = &f.comm;
+    t->wait_peer = -1;
+    t->args.type = RCOLL_COLL_REDUCE;
+    sh->pid[0] = sh->pid[1] = (int64_t)getpid();
+    static char sendb[3000], recvb[3000], part[3000];
+    for (size_t i = 0; i < sizeof(part); i++) {
+        sendb[i] = (char)(i * 3 + 2);
+        part[i] = (char)(i * 7 + 1);
+    }
+    /* k = 1: rank 0 (the root) publishes both buffers; rank 1 reads the
+     * send buffer and writes a part of the receive buffer */
+    rcoll__shm_op_t op = { .sh = sh, .k = 1, .word = rcoll__shm_slot_word(1, 0x4321) };
+    sh->me = 1;
+    assert_int_equal(rcoll__shm_cma_push_part(t, &op, 0, part, sizeof(part), 0, 10),
+                     RCOLL_INPROGRESS);
+    assert_int_equal(t->wait_peer, 0);
+    sh->me = 0;
+    assert_int_equal(rcoll__shm_cma_post_rw(t, &op, sendb, recvb, sizeof(recvb)), 1);
+    sh->me = 1;
+    char got[3000];
+    assert_int_equal(rcoll__shm_cma_pull_part(t, &op, 0, got, sizeof(got), 7, 100), RCOLL_OK);
+    assert_memory_equal(got, sendb + 7, 100);
+    assert_int_equal(rcoll__shm_cma_push_part(t, &op, 0, part + 1000, sizeof(part), 1000, 64),
+                     RCOLL_OK);
+    assert_memory_equal(recvb + 1000, part + 1000, 64);
+    assert_int_equal(recvb[999], 0);
+    assert_int_equal(recvb[1064], 0);
+    /* another length, or past the end: nothing written */
+    memset(recvb, 0, sizeof(recvb));
+    assert_int_equal(rcoll__shm_cma_push_part(t, &op, 0, part, sizeof(part) - 1, 0, 10),
+                     RCOLL_ERR_PROTOCOL);
+    op.error = RCOLL_OK;
+    assert_int_equal(rcoll__shm_cma_push_part(t, &op, 0, part, sizeof(part), 2990, 11),
+                     RCOLL_ERR_PROTOCOL);
+    op.error = RCOLL_OK;
+    /* a plain 16-byte descriptor (no receive buffer): never written to */
+    uint64_t d[4] = { (uint64_t)(uintptr_t)sendb, sizeof(sendb), 0, 0 };
+    memcpy(rcoll__shm_slot_data(sh, 0, 1, sizeof(d)), d, sizeof(d));
+    assert_int_equal(rcoll__shm_cma_push_part(t, &op, 0, part, sizeof(part), 0, 10),
+                     RCOLL_ERR_PROTOCOL);
+    op.error = RCOLL_OK;
+    for (size_t i = 0; i < sizeof(recvb); i++) {
+        assert_int_equal(recvb[i], 0);
+    }
+    /* an address rank 0 has not mapped */
+    char *hole = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(hole != MAP_FAILED);
+    munmap(hole, 4096);
+    uint64_t dh[4] = { (uint64_t)(uintptr_t)sendb, sizeof(sendb), (uint64_t)(uintptr_t)hole,
+                       sizeof(recvb) };
+    memcpy(rcoll__shm_slot_data(sh, 0, 1, sizeof(dh)), dh, sizeof(dh));
+    assert_int_equal(rcoll__shm_cma_push_part(t, &op, 0, part, sizeof(part), 0, 10),
+                     RCOLL_ERR_PROTOCOL);
+    op.error = RCOLL_OK;
+    /* rank 0 gone */
+    sh->me = 0;
+    op.word = rcoll__shm_slot_word(1, 0x4322);   /* a fresh publish of k = 1 */
+    assert_int_equal(rcoll__shm_cma_post_rw(t, &op, sendb, recvb, sizeof(recvb)), 1);
+    sh->me = 1;
+    sh->pid[0] = gone;
+    assert_int_equal(rcoll__shm_cma_push_part(t, &op, 0, part, sizeof(part), 0, 10),
+                     RCOLL_ERR_PEER_FAILED);
+    op.error = RCOLL_OK;
+
+    /* the root's wait for writer 1: neither wrote (cma_read) nor left */
+    sh->me = 0;
+    atomic_store(rcoll__shm_slot_seq(sh, 1, 1), op.word);
+    t->wait_peer = -1;
+    assert_int_equal(rcoll__shm_cma_wrote(t, &op, 1), 0);
+    assert_int_equal(t->wait_peer, 1);
+    assert_int_equal(op.error, RCOLL_OK);
+    /* left k without raising cma_read: the reduce fails */
+    atomic_store(&rcoll__shm_ctl(sh, 1)->done.v, 1);
+    assert_int_equal(rcoll__shm_cma_wrote(t, &op, 1), 0);
+    assert_int_equal(op.error, RCOLL_ERR_PEER_FAILED);
+    op.error = RCOLL_OK;
+    /* raised it, then left */
+    atomic_store(&rcoll__shm_ctl(sh, 1)->cma_read.v, 1);
+    assert_int_equal(rcoll__shm_cma_wrote(t, &op, 1), 1);
+    free(t);
+    free(seg);
+    free(sh->fin);
+    free(sh);
+}
+
 static void test_flat_limits(void **state)
 {
     (void)state;
@@ -826,6 +947,7 @@ int main(void)
         cmocka_unit_test(test_interleavings),
         cmocka_unit_test(test_interleavings_cma),
         cmocka_unit_test(test_cma_read_errors),
+        cmocka_unit_test(test_cma_write_errors),
     };
     rcoll_log_set_level(RCOLL_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);
