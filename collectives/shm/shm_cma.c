@@ -196,6 +196,30 @@ static rcoll_status_t cma_failed(rcoll_task_t *task, rcoll__shm_op_t *op, int q,
     return st;
 }
 
+/* Move len bytes between local (this process) and remote (in pid): read
+ * them (write 0) or write them (1).  Returns how many moved; short, with
+ * *err the errno (0: the remote range ended), when the call failed. */
+static size_t cma_move(pid_t pid, void *local, uint64_t remote, size_t len, int write, int *err)
+{
+    size_t off = 0;
+    *err = 0;
+    while (off < len) {
+        struct iovec l = { .iov_base = (char *)local + off, .iov_len = len - off };
+        struct iovec r = { .iov_base = (void *)(uintptr_t)(remote + off), .iov_len = len - off };
+        ssize_t rc = write ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+                           : process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (rc < 0 && errno == EINTR) {
+            continue;
+        }
+        if (rc <= 0) {
+            *err = rc < 0 ? errno : 0;
+            break;
+        }
+        off += (size_t)rc;
+    }
+    return off;
+}
+
 rcoll_status_t rcoll__shm_cma_pull_part(rcoll_task_t *task, rcoll__shm_op_t *op, int q,
                                         void *dst, size_t n, size_t from, size_t len)
 {
@@ -215,21 +239,9 @@ rcoll_status_t rcoll__shm_cma_pull_part(rcoll_task_t *task, rcoll__shm_op_t *op,
         op->error = RCOLL_ERR_PROTOCOL;
         return op->error;
     }
-    size_t off = 0;
-    while (off < len) {
-        struct iovec local = { .iov_base = (char *)dst + off, .iov_len = len - off };
-        struct iovec remote = { .iov_base = (void *)(uintptr_t)(d.addr + from + off),
-                                .iov_len = len - off };
-        ssize_t rc = process_vm_readv((pid_t)op->sh->pid[q], &local, 1, &remote, 1, 0);
-        if (rc <= 0) {
-            if (rc < 0 && errno == EINTR) {
-                continue;
-            }
-            return cma_failed(task, op, q, rc < 0 ? errno : 0, from + off, n, 0);
-        }
-        off += (size_t)rc;
-    }
-    return RCOLL_OK;
+    int err;
+    size_t done = cma_move((pid_t)op->sh->pid[q], dst, d.addr + from, len, 0, &err);
+    return done == len ? RCOLL_OK : cma_failed(task, op, q, err, from + done, n, 0);
 }
 
 rcoll_status_t rcoll__shm_cma_push_part(rcoll_task_t *task, rcoll__shm_op_t *op, int q,
@@ -251,21 +263,10 @@ rcoll_status_t rcoll__shm_cma_push_part(rcoll_task_t *task, rcoll__shm_op_t *op,
         op->error = RCOLL_ERR_PROTOCOL;
         return op->error;
     }
-    size_t off = 0;
-    while (off < len) {
-        struct iovec local = { .iov_base = (char *)(uintptr_t)src + off, .iov_len = len - off };
-        struct iovec remote = { .iov_base = (void *)(uintptr_t)(d.dst + to + off),
-                                .iov_len = len - off };
-        ssize_t rc = process_vm_writev((pid_t)op->sh->pid[q], &local, 1, &remote, 1, 0);
-        if (rc <= 0) {
-            if (rc < 0 && errno == EINTR) {
-                continue;
-            }
-            return cma_failed(task, op, q, rc < 0 ? errno : 0, to + off, n, 1);
-        }
-        off += (size_t)rc;
-    }
-    return RCOLL_OK;
+    int err;
+    size_t done = cma_move((pid_t)op->sh->pid[q], (void *)(uintptr_t)src, d.dst + to, len, 1,
+                           &err);
+    return done == len ? RCOLL_OK : cma_failed(task, op, q, err, to + done, n, 1);
 }
 
 int rcoll__shm_cma_wrote(rcoll_task_t *task, rcoll__shm_op_t *op, int q)

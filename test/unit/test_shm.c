@@ -383,6 +383,51 @@ static void test_interleavings_cma(void **state)
     }
 }
 
+/* The CMA tests' fixture: a 2-rank segment of communicator id in local
+ * memory (this process is rank 1; RCOLL_SHM_CMA as given) and *gone, the pid
+ * of a child that exited and was reaped. */
+static rcoll__shm_t *cma_fixture(frank_t *f, uint64_t id, const char *shm_cma, char **seg,
+                                 pid_t *gone)
+{
+    memset(f, 0, sizeof(*f));
+    snprintf(f->ctx.config.shm_cma, sizeof(f->ctx.config.shm_cma), "%s", shm_cma);
+    f->comm.ctx = &f->ctx;
+    f->comm.id = id;
+    f->comm.size = 2;
+    f->comm.rank = 1;
+    f->comm.local_size = 2;
+    f->comm.world_ranks = f->world_ranks;
+    f->world_ranks[0] = 0;
+    f->world_ranks[1] = 1;
+    rcoll__shm_t *sh = rcoll__shm_new(&f->comm);
+    assert_non_null(sh);
+    rcoll__shm_layout(sh, 256, 4096, 2);
+    *seg = alloc_aligned(4096, sh->size);
+    assert_non_null(*seg);
+    memset(*seg, 0, sh->size);
+    sh->base = *seg;
+    *gone = fork();
+    assert_true(*gone >= 0);
+    if (*gone == 0) {
+        _exit(0);
+    }
+    assert_int_equal(waitpid(*gone, NULL, 0), *gone);
+    return sh;
+}
+
+/* A task of that collective on the fixture's communicator (free() it). */
+static rcoll_task_t *cma_task(frank_t *f, rcoll_coll_type_t type)
+{
+    rcoll_task_t *t = alloc_aligned(64, sizeof(rcoll_task_t));
+    assert_non_null(t);
+    memset(t, 0, sizeof(*t));
+    t->ctx = &f->ctx;
+    t->comm = &f->comm;
+    t->wait_peer = -1;
+    t->args.type = type;
+    return t;
+}
+
 /* Single-copy reads (shm_cma.c): a published buffer is read with this
  * call's length; a descriptor of another length, an address the owner has
  * not mapped and an owner that is gone each fail the read with the error
@@ -393,31 +438,10 @@ static void test_cma_read_errors(void **state)
 {
     (void)state;
     static frank_t f;
-    memset(&f, 0, sizeof(f));
-    strcpy(f.ctx.config.shm_cma, "on");    /* the probe, whatever the CPU count */
-    f.comm.ctx = &f.ctx;
-    f.comm.id = 7;
-    f.comm.size = 2;
-    f.comm.rank = 1;
-    f.comm.local_size = 2;
-    f.comm.world_ranks = f.world_ranks;
-    f.world_ranks[0] = 0;
-    f.world_ranks[1] = 1;
-    rcoll__shm_t *sh = rcoll__shm_new(&f.comm);
-    assert_non_null(sh);
-    rcoll__shm_layout(sh, 256, 4096, 2);
-    char *seg = alloc_aligned(4096, sh->size);
-    assert_non_null(seg);
-    memset(seg, 0, sh->size);
-    sh->base = seg;
-
-    /* a pid that is gone: a child that exited and was reaped */
-    pid_t gone = fork();
-    assert_true(gone >= 0);
-    if (gone == 0) {
-        _exit(0);
-    }
-    assert_int_equal(waitpid(gone, NULL, 0), gone);
+    char *seg;
+    pid_t gone;
+    rcoll__shm_t *sh = cma_fixture(&f, 7, "on", &seg, &gone);   /* on: the probe, whatever
+                                                                    the CPU count */
 
     /* the probe: rank 0's ident, then a gone rank 0 */
     sh->me = 0;
@@ -427,13 +451,7 @@ static void test_cma_read_errors(void **state)
     rcoll__shm_ctl(sh, 0)->ident.pid = gone;
     assert_int_equal(rcoll__shm_cma_probe(&f.comm, sh, 0), 0);
 
-    rcoll_task_t *t = alloc_aligned(64, sizeof(rcoll_task_t));
-    assert_non_null(t);
-    memset(t, 0, sizeof(*t));
-    t->ctx = &f.ctx;
-    t->comm = &f.comm;
-    t->wait_peer = -1;
-    t->args.type = RCOLL_COLL_BCAST;
+    rcoll_task_t *t = cma_task(&f, RCOLL_COLL_BCAST);
     rcoll__shm_op_t op = { .sh = sh, .k = 3, .word = rcoll__shm_slot_word(3, 0x1234) };
     sh->pid[0] = (int64_t)getpid();
     char src[3000], dst[3000];
@@ -494,36 +512,11 @@ static void test_cma_write_errors(void **state)
 {
     (void)state;
     static frank_t f;
-    memset(&f, 0, sizeof(f));
-    f.comm.ctx = &f.ctx;
-    f.comm.id = 8;
-    f.comm.size = 2;
-    f.comm.rank = 1;
-    f.comm.local_size = 2;
-    f.comm.world_ranks = f.world_ranks;
-    f.world_ranks[0] = 0;
-    f.world_ranks[1] = 1;
-    rcoll__shm_t *sh = rcoll__shm_new(&f.comm);
-    assert_non_null(sh);
-    rcoll__shm_layout(sh, 256, 4096, 2);
-    char *seg = alloc_aligned(4096, sh->size);
-    assert_non_null(seg);
-    memset(seg, 0, sh->size);
-    sh->base = seg;
-    pid_t gone = fork();
-    assert_true(gone >= 0);
-    if (gone == 0) {
-        _exit(0);
-    }
-    assert_int_equal(waitpid(gone, NULL, 0), gone);
+    char *seg;
+    pid_t gone;
+    rcoll__shm_t *sh = cma_fixture(&f, 8, "", &seg, &gone);
 
-    rcoll_task_t *t = alloc_aligned(64, sizeof(rcoll_task_t));
-    assert_non_null(t);
-    memset(t, 0, sizeof(*t));
-    t->ctx = &f.ctx;
-    t->comm = &f.comm;
-    t->wait_peer = -1;
-    t->args.type = RCOLL_COLL_REDUCE;
+    rcoll_task_t *t = cma_task(&f, RCOLL_COLL_REDUCE);
     sh->pid[0] = sh->pid[1] = (int64_t)getpid();
     static char sendb[3000], recvb[3000], part[3000];
     for (size_t i = 0; i < sizeof(part); i++) {
