@@ -428,6 +428,15 @@ static rcoll_task_t *cma_task(frank_t *f, rcoll_coll_type_t type)
     return t;
 }
 
+/* What cma_fixture and cma_task made. */
+static void cma_teardown(rcoll__shm_t *sh, char *seg, rcoll_task_t *t)
+{
+    free(t);
+    free(seg);
+    free(sh->fin);
+    free(sh);
+}
+
 /* Single-copy reads (shm_cma.c): a published buffer is read with this
  * call's length; a descriptor of another length, an address the owner has
  * not mapped and an owner that is gone each fail the read with the error
@@ -497,10 +506,7 @@ static void test_cma_read_errors(void **state)
     assert_int_equal(t->wait_peer, 0);
     atomic_store(&rcoll__shm_ctl(sh, 0)->done.v, 3);
     assert_int_equal(rcoll__shm_cma_reader_gone(t, &op, 0), 1);
-    free(t);
-    free(seg);
-    free(sh->fin);
-    free(sh);
+    cma_teardown(sh, seg, t);
 }
 
 /* Single-copy writes into a reduce root's receive buffer (shm_cma.c): only
@@ -593,10 +599,7 @@ static void test_cma_write_errors(void **state)
     /* raised it, then left */
     atomic_store(&rcoll__shm_ctl(sh, 1)->cma_read.v, 1);
     assert_int_equal(rcoll__shm_cma_wrote(t, &op, 1), 1);
-    free(t);
-    free(seg);
-    free(sh->fin);
-    free(sh);
+    cma_teardown(sh, seg, t);
 }
 
 static void test_flat_limits(void **state)

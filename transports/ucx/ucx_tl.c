@@ -467,21 +467,9 @@ static rcoll_status_t ucx_address(rcoll_tl_t *tl, const void **addr, size_t *len
     return RCOLL_OK;
 }
 
-/*
- * RCOLL_UCX_LAZY_EPS off (auto: jobs of up to UCX_LAZY_AUTO_RANKS ranks):
- * the endpoint is made here, in rcoll_init, while every peer is alive, and
- * serves sends at once (UCX queues them during its own wire-up).  Why not
- * always on first use: UCX 1.13.1 aborts the process when an endpoint made
- * to a peer that is already dead fails with its wire-up request still
- * pending on ud_verbs (uct_ud_ep_pending_purge -> ucp_request_send_state_ff:
- * the assert that only EP_REMOVED, EP_CHECK or ACK wire-up messages are
- * purged there).  Seen in the soft-RDMA guest over rc_verbs + ud_verbs:
- * dead_check with RCOLL_LIVENESS=transport, 3 ranks: rank 0, whose
- * endpoint to the killed rank 2 is made on first use (by a probe, in the
- * run that logged it), aborted in 2 runs of 2 (2026-12-02).  Above the threshold the O(p) endpoints are what the
- * first-use design avoids, and that risk stays (docs/scaling.md).
- */
-static rcoll_status_t connect_now(struct rcoll_tl *tl, int peer)
+/* Create tl->eps[peer] (NULL on failure) from the kept worker address, with
+ * UCX's peer-failure handling, as every endpoint has (see ep_first_use). */
+static ucs_status_t ep_create(struct rcoll_tl *tl, int peer)
 {
     ucp_ep_params_t p = {
         .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
@@ -493,6 +481,29 @@ static rcoll_status_t connect_now(struct rcoll_tl *tl, int peer)
     ucs_status_t s = ucp_ep_create(tl->worker, &p, &tl->eps[peer]);
     if (s != UCS_OK) {
         tl->eps[peer] = NULL;
+    }
+    return s;
+}
+
+/*
+ * RCOLL_UCX_LAZY_EPS off (auto: jobs of up to UCX_LAZY_AUTO_RANKS ranks):
+ * the endpoint is made here, in rcoll_init, while every peer is alive, and
+ * serves sends at once (UCX queues them during its own wire-up).  Why not
+ * always on first use: UCX 1.13.1 aborts the process when an endpoint made
+ * to a peer that is already dead fails with its wire-up request still
+ * pending on ud_verbs (uct_ud_ep_pending_purge -> ucp_request_send_state_ff:
+ * the assert that only EP_REMOVED, EP_CHECK or ACK wire-up messages are
+ * purged there).  Seen in the soft-RDMA guest over rc_verbs + ud_verbs:
+ * dead_check with RCOLL_LIVENESS=transport, 3 ranks: rank 0, whose
+ * endpoint to the killed rank 2 is made on first use (by a probe, in the
+ * run that logged it), aborted in 2 runs of 2 (2026-12-02).  Above the
+ * threshold the O(p) endpoints are what the first-use design avoids, and
+ * that risk stays (docs/scaling.md).
+ */
+static rcoll_status_t connect_now(struct rcoll_tl *tl, int peer)
+{
+    ucs_status_t s = ep_create(tl, peer);
+    if (s != UCS_OK) {
         rcoll_error("ucx: cannot create an endpoint to rank %d: %s", peer, ucs_status_string(s));
         return RCOLL_ERR_TRANSPORT;
     }
@@ -647,19 +658,11 @@ static __attribute__((noinline)) ucp_ep_h ep_first_use(struct rcoll_tl *tl, int 
         tl->q_check = 1;
         return EP_LATER;
     }
-    ucp_ep_params_t p = {
-        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                      UCP_EP_PARAM_FIELD_ERR_HANDLER,
-        .address = (const ucp_address_t *)(tl->addrs + pa->off),
-        .err_mode = UCP_ERR_HANDLING_MODE_PEER,
-        .err_handler = { .cb = ep_error_cb, .arg = tl },
-    };
-    ucs_status_t s = ucp_ep_create(tl->worker, &p, &tl->eps[peer]);
+    ucs_status_t s = ep_create(tl, peer);
     if (s != UCS_OK) {
         /* The peer cannot be reached (e.g. a dead same-node peer's FIFO is
          * gone: "Shared memory error"): it has failed, as far as this rank
          * can tell; reported from the next progress(), like abort_peer. */
-        tl->eps[peer] = NULL;
         rcoll_error("ucx: %s to rank %d: cannot create an endpoint: %s: taking the peer as failed",
                     what, peer, ucs_status_string(s));
         tl->failed[peer] = 2;
