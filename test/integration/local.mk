@@ -57,7 +57,8 @@ test_integration_where_check_SOURCES = test/integration/where_check.c $(INTEG_CO
 test_integration_where_check_LDADD = $(INTEG_LDADD)
 test_integration_where_check_LDFLAGS = $(INTEG_LINKOPTS)
 dist_noinst_SCRIPTS += test/integration/run.sh test/integration/tune_check.sh \
-                       test/integration/scale_check.sh test/integration/model_check.sh
+                       test/integration/scale_check.sh test/integration/model_check.sh \
+                       test/integration/bind_check.sh
 test_integration_mismatch_check_SOURCES = test/integration/mismatch_check.c $(INTEG_COMMON)
 test_integration_mismatch_check_LDADD = $(INTEG_LDADD)
 test_integration_mismatch_check_LDFLAGS = $(INTEG_LINKOPTS)

@@ -77,7 +77,13 @@
 #               with --nodes only: the cost model under the tcp path's
 #               measured alpha_inter/beta_inter against allreduce measured at
 #               2x2 and 4x2, and node-aware vs the best flat algorithm at
-#               1 MiB, ~40 s; docs/scaling.md "Model against measurement");
+#               1 MiB, ~40 s; docs/scaling.md "Model against measurement"),
+#               bind (bind_check.sh, once, rcollrun only, not with --nodes
+#               or RCOLL_TRANSPORT:
+#               --report-bindings at 2 ranks names two different cores and
+#               each rank's own affinity is the one reported; --bind-to none
+#               and more ranks than cores leave the ranks unbound; rcoll_info
+#               inside the job reports the binding, ~2 s);
 #               default all
 #   --coll, --algs  passed to coll_check
 #   --timeout   seconds per launch, overriding the defaults below
@@ -112,7 +118,7 @@ launcher=rcollrun
 ranks="1 2 3 4 5 8"
 quick=0
 label=""
-only="coll comm group nb node nodealg timeout mismatch late wedge where shmleft dead flood faults oob auth shrink tune scale model"
+only="coll comm group nb node nodealg timeout mismatch late wedge where shmleft dead flood faults oob auth shrink tune scale model bind"
 coll_args=()
 limit_override=""
 dead_bound=5
@@ -605,6 +611,12 @@ fi
 if wants scale && [ "$launcher" = rcollrun ] && [ -z "$nodes" ] &&
         [ -z "${RCOLL_TRANSPORT:-}" ] && [ -z "${UCX_TLS:-}" ]; then
     run_one "scale_check.sh" 0 120 "$here/scale_check.sh"
+fi
+
+# rcollrun's binding, seen from inside the ranks (its own 1, 2 and 2 x cores
+# ranks), once, on the host (not again for each transport the guest runs)
+if wants bind && [ "$launcher" = rcollrun ] && [ -z "$nodes" ] && [ -z "${RCOLL_TRANSPORT:-}" ]; then
+    run_one "bind_check.sh" 0 60 "$here/bind_check.sh"
 fi
 
 # the cost model against measurement: its own launches under --nodes 2x2 and
