@@ -113,9 +113,11 @@ static int stage_in(rcoll_task_t *task, void *state)
     return 1;
 }
 
-/* Stage B reduces this rank's slice into its receive buffer and copies it
- * to the result buffer (see stage_reduce) when it has a receive buffer of
- * its own: not in place, and not a reduce's non-root rank. */
+/* Stage B reduces this rank's slice into its receive buffer when it has
+ * one of its own: not in place, and not a reduce's non-root rank.  An
+ * allreduce then copies the slice to the result buffer for the others
+ * (see stage_reduce); a reduce's root is the only reader of results, so
+ * its own slice stays where it is. */
 static int reduces_direct(const rcoll_task_t *task, const ar_shm_state_t *S)
 {
     return !task->args.in_place && (S->root < 0 || S->root == S->op.sh->me);
@@ -156,8 +158,8 @@ static int stage_reduce(rcoll_task_t *task, void *state)
         for (int q = 2; q < p; q++) {
             rcoll_reduce_local(out, SRC(q), len, a->dtype, a->op);
         }
-        if (direct) {
-            memcpy(res, out, len * c.es);
+        if (direct && S->root < 0) {
+            memcpy(res, out, len * c.es);   /* a reduce's root reads its own slice from out */
         }
     }
 #undef SRC
