@@ -2,8 +2,9 @@
 # bind_check.sh: rcollrun's binding (issue 11 item 6), checked from inside
 # the ranks, not only from what rcollrun says it did.
 #   1. `rcollrun -n 2 --report-bindings` prints one line per rank, "bound to
-#      core C: cpus C", with two different cores, and each rank's own
-#      Cpus_allowed_list (/proc/self/status) is exactly the CPU reported for it.
+#      core C: cpus LIST", with two different cores, and each rank's own
+#      Cpus_allowed_list (/proc/self/status) is exactly the LIST reported for
+#      it (one CPU, or the core's hardware threads), not every CPU.
 #   2. `--bind-to none`: "not bound (--bind-to none)", and each rank may run
 #      on every CPU rcollrun was given.
 #   3. More ranks than cores (2 x the cores): "not bound (N ranks, C cores)"
@@ -36,21 +37,26 @@ show_affinity='echo "affinity $PMIX_RANK $(awk "/^Cpus_allowed_list/ {print \$2}
 if [ "$ncpu" -ge 2 ]; then
     "$rcollrun" -n 2 --report-bindings sh -c "$show_affinity" > "$out" 2>&1 ||
         fail "rcollrun -n 2 --report-bindings exited with $?"
-    cores=()
+    cores=() cpus=()
     for r in 0 1; do
         line=$(grep "^rcollrun: rank $r: " "$out")
-        if [[ "$line" =~ bound\ to\ core\ ([0-9]+):\ cpus\ ([0-9]+)$ ]]; then
-            cores[r]=${BASH_REMATCH[2]}
+        # a core's CPUs: one, or its hardware threads (e.g. "0,2")
+        if [[ "$line" =~ bound\ to\ core\ ([0-9]+):\ cpus\ ([0-9,-]+)$ ]]; then
+            cores[r]=${BASH_REMATCH[1]} cpus[r]=${BASH_REMATCH[2]}
             got=$(awk -v r="$r" '$1 == "affinity" && $2 == r {print $3}' "$out")
-            [ "$got" = "${cores[r]}" ] ||
-                fail "rank $r: reported cpus ${cores[r]}, but its affinity is '$got'"
+            [ "$got" = "${cpus[r]}" ] ||
+                fail "rank $r: reported cpus ${cpus[r]}, but its affinity is '$got'"
+            [ "${cpus[r]}" != "$all" ] || fail "rank $r: 'bound' to every CPU ($all)"
         else
-            fail "rank $r: no 'bound to core C: cpus C' line (got '$line')"
+            fail "rank $r: no 'bound to core C: cpus LIST' line (got '$line')"
         fi
     done
     [ -n "${cores[0]:-}" ] && [ "${cores[0]:-}" = "${cores[1]:-}" ] &&
-        fail "both ranks bound to cpu ${cores[0]}"
-    [ "$fails" -eq 0 ] && echo "bind_check: -n 2: ranks on cpus ${cores[0]} and ${cores[1]} ok"
+        fail "both ranks bound to core ${cores[0]}"
+    [ -n "${cpus[0]:-}" ] && [ "${cpus[0]:-}" = "${cpus[1]:-}" ] &&
+        fail "both ranks bound to cpus ${cpus[0]}"
+    [ "$fails" -eq 0 ] &&
+        echo "bind_check: -n 2: ranks on cores ${cores[0]} and ${cores[1]} (cpus ${cpus[0]} and ${cpus[1]}) ok"
 else
     echo "bind_check: only $ncpu CPU here: the two-core check is skipped"
 fi
