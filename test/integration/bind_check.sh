@@ -30,8 +30,9 @@ trap 'rm -f "$out"' EXIT
 all=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
 ncpu=$(nproc)
 
-# one line per rank: "R <Cpus_allowed_list>"
+# one line per rank: "affinity R <Cpus_allowed_list>"; affinity_of R reads it back
 show_affinity='echo "affinity $PMIX_RANK $(awk "/^Cpus_allowed_list/ {print \$2}" /proc/self/status)"'
+affinity_of() { awk -v r="$1" '$1 == "affinity" && $2 == r {print $3}' "$out"; }
 
 # 1. two ranks, bound to two different cores
 if [ "$ncpu" -ge 2 ]; then
@@ -43,7 +44,7 @@ if [ "$ncpu" -ge 2 ]; then
         # a core's CPUs: one, or its hardware threads (e.g. "0,2")
         if [[ "$line" =~ bound\ to\ core\ ([0-9]+):\ cpus\ ([0-9,-]+)$ ]]; then
             cores[r]=${BASH_REMATCH[1]} cpus[r]=${BASH_REMATCH[2]}
-            got=$(awk -v r="$r" '$1 == "affinity" && $2 == r {print $3}' "$out")
+            got=$(affinity_of "$r")
             [ "$got" = "${cpus[r]}" ] ||
                 fail "rank $r: reported cpus ${cpus[r]}, but its affinity is '$got'"
             [ "${cpus[r]}" != "$all" ] || fail "rank $r: 'bound' to every CPU ($all)"
@@ -71,7 +72,7 @@ unbound() {   # why-text, rank count, then rcollrun's other options
     for ((r = 0; r < n; r++)); do
         grep -q "^rcollrun: rank $r: not bound ($why): cpus $all\$" "$out" ||
             fail "rcollrun $*: rank $r not reported 'not bound ($why): cpus $all'"
-        got=$(awk -v r="$r" '$1 == "affinity" && $2 == r {print $3}' "$out")
+        got=$(affinity_of "$r")
         [ "$got" = "$all" ] || fail "rcollrun $*: rank $r's affinity is '$got', not $all"
     done
 }
@@ -87,7 +88,7 @@ if [ "$ncpu" -ge 2 ]; then
     "$rcollrun" -n 2 sh -c "$show_affinity; \"$info\" | grep '^binding:'" > "$out" 2>&1 ||
         fail "rcoll_info under rcollrun -n 2 exited with $?"
     for r in 0 1; do
-        cpu=$(awk -v r="$r" '$1 == "affinity" && $2 == r {print $3}' "$out")
+        cpu=$(affinity_of "$r")
         grep -q "^binding: bound to PUs $cpu (1 of " "$out" ||
             fail "rcoll_info did not report rank $r bound to PU $cpu"
     done
