@@ -69,7 +69,9 @@ if [ "$small" = 1 ]; then
 fi
 mount -t tmpfs -o size=512m,mode=1777 tmpfs /dev/shm || { echo "FAIL: cannot mount /dev/shm"; exit 1; }
 fail=0
-for when in none setup-root setup-leaf after init-root init-leaf; do
+# One launch of --kill $1; sets out, rc, why ("" when it went as planned).
+launch_kill() {
+    local when=$1 left
     out=$(timeout --kill-after=10 $((limit + 15)) "$top/tools/rcollrun/rcollrun" -n "$n" \
           --timeout "$limit" -- "$here/shm_leftover_check" --kill "$when" 2>&1)
     rc=$?
@@ -77,7 +79,7 @@ for when in none setup-root setup-leaf after init-root init-leaf; do
     why=""
     if [ "$when" = none ] && [ "$rc" != 0 ]; then
         why="exit status $rc, expected 0"
-    elif [ "$when" != none ] && ! echo "$out" | grep -q "kills itself"; then
+    elif [ "$when" != none ] && ! grep -q "kills itself" <<< "$out"; then
         why="exit status $rc, but no rank killed itself"
     elif [ "$when" != none ] && { [ "$rc" = 0 ] || [ "$rc" = 124 ]; }; then
         why="exit status $rc, expected the killed rank's failure (137)"
@@ -85,14 +87,28 @@ for when in none setup-root setup-leaf after init-root init-leaf; do
     if [ -n "$left" ]; then
         why="${why:+$why; }left in /dev/shm: $(echo $left)"
     fi
+    rm -f /dev/shm/rcoll* 2>/dev/null
+}
+for when in none setup-root setup-leaf after init-root init-leaf; do
+    launch_kill "$when"
+    # A rank dead by SIGKILL that never said it killed itself is not the
+    # scenario under test (seen once in CI at n=8: nothing in rcoll or
+    # rcollrun sends a rank SIGKILL first, so it came from outside).  Its
+    # whole output is kept here, and that mode runs once more; files left in
+    # /dev/shm, or any other failure, are never retried.
+    if [ "$why" = "exit status $rc, but no rank killed itself" ] && [ "$rc" = 137 ]; then
+        echo "note shm_leftover --kill $when n=$n: a rank died by SIGKILL without saying it" \
+             "killed itself; its whole output, then one more launch:"
+        echo "$out" | sed 's/^/   | /'
+        launch_kill "$when"
+    fi
     if [ -n "$why" ]; then
         echo "FAIL shm_leftover --kill $when n=$n: $why"
-        echo "$out" | tail -n 15 | sed 's/^/   | /'
+        echo "$out" | tail -n 30 | sed 's/^/   | /'
         fail=1
     else
         echo "ok   shm_leftover --kill $when n=$n (exit status $rc)"
     fi
-    rm -f /dev/shm/rcoll* 2>/dev/null
 done
 # A rank killed inside rcoll_init; the survivors' init fails (or they are
 # killed) and they exit.
@@ -106,7 +122,7 @@ for point in fence shm-setup; do
         why=""
         if [ "$rc" = 0 ] || [ "$rc" = 124 ]; then
             why="exit status $rc, expected the killed rank's failure"
-        elif ! echo "$out" | grep -q "^rcollrun: rank $v (pid [0-9]*) killed by signal 9"; then
+        elif ! grep -q "^rcollrun: rank $v (pid [0-9]*) killed by signal 9" <<< "$out"; then
             why="exit status $rc, but rcollrun does not report rank $v killed by signal 9"
         fi
         [ -z "$left" ] || why="${why:+$why; }left in /dev/shm: $(echo $left)"
