@@ -18,6 +18,9 @@
 #define RCOLL_CONFIG_STR_MAX 256
 /* An unsigned setting whose value is "auto" (only where its entry lists "auto"). */
 #define RCOLL_CONFIG_UINT_AUTO 0xffffffffu
+/* A size setting whose value is "auto" or "off" (only where its entry lists the word). */
+#define RCOLL_CONFIG_SIZE_AUTO ((size_t)-1)
+#define RCOLL_CONFIG_SIZE_OFF  ((size_t)-2)
 
 typedef struct rcoll_config {
     /* core */
@@ -50,6 +53,7 @@ typedef struct rcoll_config {
     /* shared memory */
     int      shm;                  /* RCOLL_SHM: 0/1 */
     char     shm_cma[RCOLL_CONFIG_STR_MAX];     /* RCOLL_SHM_CMA: auto|on|off */
+    size_t   shm_stream_min;       /* RCOLL_SHM_STREAM_MIN: bytes, or SIZE_AUTO / SIZE_OFF */
     char     fault[RCOLL_CONFIG_STR_MAX];       /* RCOLL_FAULT: test-only kill point (fault_hook.h) */
     /* dead ranks (src/liveness.c) */
     char     liveness[RCOLL_CONFIG_STR_MAX];    /* RCOLL_LIVENESS: all|transport */

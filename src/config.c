@@ -148,8 +148,15 @@ rcoll_status_t rcoll_config_entry_set(rcoll_config_t *cfg, const rcoll_config_en
         break;
     case RCOLL_CONFIG_SIZE: {
         size_t v;
+        /* "auto" / "off" where the entry offers them: resolved by its reader */
+        if (e->choices != NULL && enum_has(e->choices, value)) {
+            *(size_t *)field = strcmp(value, "auto") == 0 ? RCOLL_CONFIG_SIZE_AUTO
+                                                          : RCOLL_CONFIG_SIZE_OFF;
+            break;
+        }
         if (rcoll_parse_size(value, &v) != 0) {
-            snprintf(err, errlen, "expected a size in bytes (suffix k, m or g allowed)");
+            snprintf(err, errlen, "expected a size in bytes (suffix k, m or g allowed)%s%s",
+                     e->choices ? ", or " : "", e->choices ? e->choices : "");
             return RCOLL_ERR_INVALID_ARG;
         }
         if (!in_range(e, (double)v, err, errlen)) {
@@ -232,7 +239,11 @@ void rcoll_config_format(const rcoll_config_t *cfg, const rcoll_config_entry_t *
         if (*(const unsigned *)field == RCOLL_CONFIG_UINT_AUTO) snprintf(buf, len, "auto");
         else snprintf(buf, len, "%u", *(const unsigned *)field);
         break;
-    case RCOLL_CONFIG_SIZE:     snprintf(buf, len, "%zu", *(const size_t *)field); break;
+    case RCOLL_CONFIG_SIZE:
+        if (*(const size_t *)field == RCOLL_CONFIG_SIZE_AUTO) snprintf(buf, len, "auto");
+        else if (*(const size_t *)field == RCOLL_CONFIG_SIZE_OFF) snprintf(buf, len, "off");
+        else snprintf(buf, len, "%zu", *(const size_t *)field);
+        break;
     case RCOLL_CONFIG_DOUBLE:   snprintf(buf, len, "%g", *(const double *)field); break;
     case RCOLL_CONFIG_BOOL:     snprintf(buf, len, "%d", *(const int *)field); break;
     case RCOLL_CONFIG_LOGLEVEL: snprintf(buf, len, "%s", rcoll_log_level_name(*(const int *)field)); break;

@@ -27,6 +27,7 @@
 #include "selector.h"
 #include "transport.h"
 #include "verbs/verbs.h"
+#include "shm/shm_copy.h"
 
 static void print_config(const rcoll_config_t *cfg)
 {
@@ -37,6 +38,10 @@ static void print_config(const rcoll_config_t *cfg)
             char envname[96];
             char rules[160];
             rcoll_config_format(cfg, e, value, sizeof(value));
+            if (e->offset == offsetof(rcoll_config_t, shm_stream_min) &&
+                cfg->shm_stream_min == RCOLL_CONFIG_SIZE_AUTO) {
+                snprintf(value, sizeof(value), "auto (%zu)", rcoll__shm_stream_auto());
+            }
             rcoll_config_describe(e, rules, sizeof(rules));
             snprintf(envname, sizeof(envname), "RCOLL_%s", e->name);
             printf("%-32s = %-12s (default: %s%s)\n    %s%s%s\n", envname, value[0] ? value : "\"\"",

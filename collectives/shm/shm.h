@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include "coll_comm.h"
 #include "fault_hook.h"
+#include "shm_copy.h"
 
 #define RCOLL__SHM_LINE      64
 #define RCOLL__SHM_NBUF      4            /* pipeline depth (chunk buffers) */
@@ -103,6 +104,8 @@ typedef struct rcoll__shm {
     size_t    rank_stride, slot_stride, small_max, slice, chunk;
     int       nbuf;
     size_t    bc_piece;   /* a medium bcast's chunk (RCOLL__SHM_BC_PIECE) */
+    size_t    stream_min; /* receive buffers from this size on are written with
+                           * streaming stores (shm_copy.h, RCOLL_SHM_STREAM_MIN) */
     /* How the pipeline buffers are cut up now: the pipelined collectives
      * use nbuf input pieces of one chunk each, a medium bcast ring pieces of
      * bc_piece over the inputs and results (rcoll__shm_pipe_start); fence:

@@ -131,7 +131,8 @@ static int leaf_chunk(rcoll_task_t *task, void *state)
         return 0;
     }
     size_t len = rcoll__shm_pipe_part(&S->pipe, c, n, &off);
-    memcpy((char *)task->args.recvbuf + off, rcoll__shm_in(sh, root, g), len);
+    rcoll__shm_copy_out(sh->stream_min, (char *)task->args.recvbuf + off, rcoll__shm_in(sh, root, g),
+                        len, n);
     rcoll__shm_out_done(sh, g);
     S->pipe.done[0]++;
     return 1;

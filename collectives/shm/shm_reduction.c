@@ -190,7 +190,8 @@ static int stage_out(rcoll_task_t *task, void *state)
          S->cs++) {
         size_t lo = slice_lo(c.m, s, sh->p), hi = slice_lo(c.m, s + 1, sh->p);
         if (s != sh->me || !reduces_direct(task, S)) {     /* direct: already there */
-            memcpy(dst + lo * c.es, rcoll__shm_res(sh, s, g), (hi - lo) * c.es);
+            rcoll__shm_copy_out(sh->stream_min, dst + lo * c.es, rcoll__shm_res(sh, s, g),
+                                (hi - lo) * c.es, task->args.count * c.es);
         }
         moved = 1;
     }

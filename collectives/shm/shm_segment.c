@@ -128,6 +128,8 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     /* no single-copy reads until the set-up agrees */
     sh->cma_bc_min = sh->cma_ag_min = sh->cma_red_min = SIZE_MAX;
     sh->cma_bc_max = sh->cma_ag_max = sh->cma_red_max = 0;
+    sh->stream_min = comm->ctx ? rcoll__shm_stream_min(rcoll_ctx_config(comm->ctx))
+                               : rcoll__shm_stream_auto();   /* unit tests' bare comms */
     return sh;
 }
 

@@ -929,6 +929,82 @@ static void test_agree_outcome(void **state)
     free(ctx);
 }
 
+/* rcoll__shm_copy_stream copies exactly like memcpy for every alignment of
+ * source and destination and every length around the line and head/tail
+ * splits, and writes nothing outside the destination. */
+static void test_copy_stream(void **state)
+{
+    (void)state;
+    enum { GUARD = 256, MAXLEN = 70000 };
+    static const size_t lens[] = { 0, 1, 15, 63, 64, 65, 127, 128, 129, 191, 192, 193, 255,
+                                   1000, 4096 + 17, 65536 + 5, MAXLEN };
+    unsigned char *src = malloc(MAXLEN + 64), *dst = malloc(MAXLEN + 2 * GUARD + 64);
+    assert_non_null(src);
+    assert_non_null(dst);
+    for (size_t i = 0; i < MAXLEN + 64; i++) {
+        src[i] = (unsigned char)(i * 131 + 7);
+    }
+    for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+        for (size_t doff = 0; doff < 64; doff += (lens[l] > 4096 ? 7 : 1)) {
+            for (size_t soff = 0; soff < 16; soff += 5) {
+                unsigned char *d = dst + GUARD + doff;
+                memset(dst, 0xAA, MAXLEN + 2 * GUARD + 64);
+                rcoll__shm_copy_stream(d, src + soff, lens[l]);
+                if (lens[l] > 0) {
+                    assert_memory_equal(d, src + soff, lens[l]);
+                }
+                for (size_t i = 0; i < GUARD + doff; i++) {
+                    assert_int_equal(dst[i], 0xAA);
+                }
+                for (size_t i = GUARD + doff + lens[l]; i < MAXLEN + 2 * GUARD + 64; i++) {
+                    assert_int_equal(dst[i], 0xAA);
+                }
+            }
+        }
+    }
+    /* copy_out takes memcpy below the threshold, the stream from it on */
+    memset(dst, 0, 256);
+    rcoll__shm_copy_out(SIZE_MAX, dst, src, 200, 1 << 30);
+    assert_memory_equal(dst, src, 200);
+    rcoll__shm_copy_out(0, dst + 1, src + 3, 200, 0);
+    assert_memory_equal(dst + 1, src + 3, 200);
+    free(src);
+    free(dst);
+}
+
+/* RCOLL_SHM_STREAM_MIN: auto (half the L2), off, or a size; anything else
+ * is refused naming the words it takes. */
+static void test_stream_min_setting(void **state)
+{
+    (void)state;
+    rcoll_config_t cfg;
+    char buf[64];
+    const rcoll_config_entry_t *e = rcoll_config_find("SHM_STREAM_MIN");
+    assert_non_null(e);
+    unsetenv("RCOLL_SHM_STREAM_MIN");
+    assert_int_equal(rcoll_config_load(NULL, &cfg), RCOLL_OK);
+    assert_true(cfg.shm_stream_min == RCOLL_CONFIG_SIZE_AUTO);
+    assert_true(rcoll__shm_stream_min(&cfg) == rcoll__shm_stream_auto());
+    assert_true(rcoll__shm_stream_auto() >= 4096);
+    rcoll_config_format(&cfg, e, buf, sizeof(buf));
+    assert_string_equal(buf, "auto");
+
+    const char *const off[] = { "SHM_STREAM_MIN=off", NULL };
+    assert_int_equal(rcoll_config_load(off, &cfg), RCOLL_OK);
+    assert_true(rcoll__shm_stream_min(&cfg) == SIZE_MAX);
+    rcoll_config_format(&cfg, e, buf, sizeof(buf));
+    assert_string_equal(buf, "off");
+
+    const char *const size[] = { "SHM_STREAM_MIN=2m", NULL };
+    assert_int_equal(rcoll_config_load(size, &cfg), RCOLL_OK);
+    assert_true(rcoll__shm_stream_min(&cfg) == 2u * 1024 * 1024);
+
+    char err[256];
+    assert_int_equal(rcoll_config_entry_set(&cfg, e, "sometimes", err, sizeof(err)),
+                     RCOLL_ERR_INVALID_ARG);
+    assert_non_null(strstr(err, "auto|off"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -944,6 +1020,8 @@ int main(void)
         cmocka_unit_test(test_interleavings_cma),
         cmocka_unit_test(test_cma_read_errors),
         cmocka_unit_test(test_cma_write_errors),
+        cmocka_unit_test(test_copy_stream),
+        cmocka_unit_test(test_stream_min_setting),
     };
     rcoll_log_set_level(RCOLL_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);
