@@ -41,5 +41,5 @@ librcoll_core_la_SOURCES = \
     src/reduce_half.h
 noinst_HEADERS = src/bootstrap.h src/core.h src/ft.h src/fault.h common/fault_hook.h src/liveness.h src/wire.h src/addr_blob.h common/auth.h common/siphash.h \
     src/p2p_flow.h \
-    common/binding.h common/config.h common/list.h common/log.h common/reduce.h common/status.h \
+    common/binding.h common/config.h common/list.h common/log.h common/reduce.h common/status.h common/stream_min.h \
     transports/transport.h collectives/coll.h

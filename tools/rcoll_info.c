@@ -27,7 +27,7 @@
 #include "selector.h"
 #include "transport.h"
 #include "verbs/verbs.h"
-#include "shm/shm_copy.h"
+#include "stream_min.h"
 
 static void print_config(const rcoll_config_t *cfg)
 {
@@ -40,7 +40,7 @@ static void print_config(const rcoll_config_t *cfg)
             rcoll_config_format(cfg, e, value, sizeof(value));
             if (e->offset == offsetof(rcoll_config_t, shm_stream_min) &&
                 cfg->shm_stream_min == RCOLL_CONFIG_SIZE_AUTO) {
-                snprintf(value, sizeof(value), "auto (%zu)", rcoll__shm_stream_auto());
+                snprintf(value, sizeof(value), "auto (%zu)", rcoll_stream_min_auto());
             }
             rcoll_config_describe(e, rules, sizeof(rules));
             snprintf(envname, sizeof(envname), "RCOLL_%s", e->name);

@@ -43,6 +43,7 @@
 #define RCOLL__SHM_BC_PIECE  (64 * 1024) /* medium bcast pipeline chunk (shm_bcast.c) */
 #define RCOLL__SHM_NAME_MAX  64
 #define RCOLL__SHM_CMA_PIECE (64 * 1024) /* a single-copy reduce's piece (shm_reduce_cma.c) */
+#define RCOLL__SHM_CMA_SHARE_MIN (16 * 1024) /* the least root's share of a single-copy bcast (shm_bcast.c) */
 /* The memory bound (docs/shm.md, "Memory"): the slots of all ranks together
  * take at most RCOLL__SHM_SLOT_BUDGET beyond 2 ranks (slots shrink with the
  * rank count, down to RCOLL__SHM_SLOT_MIN), the pipeline input buffers of all
@@ -133,6 +134,7 @@ typedef struct rcoll__shm {
      * rank's, copied out of the segment at set-up. */
     size_t    cma_bc_min, cma_bc_max, cma_ag_min, cma_ag_max, cma_red_min, cma_red_max;
     int64_t  *pid;
+    size_t    cma_share_min;          /* single-copy bcast: the root writes a share from this */
     char     *cma_scratch;            /* single-copy reduce: 2 pieces (shm_reduce_cma.c) */
 } rcoll__shm_t;
 

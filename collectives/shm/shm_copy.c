@@ -9,20 +9,12 @@
 #define HAVE_STREAM 1
 #endif
 #include "shm_copy.h"
-
-size_t rcoll__shm_stream_auto(void)
-{
-    long l2 = -1;
-#ifdef _SC_LEVEL2_CACHE_SIZE
-    l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-#endif
-    return l2 > 0 ? (size_t)l2 / 2 : (size_t)512 * 1024;
-}
+#include "stream_min.h"
 
 size_t rcoll__shm_stream_min(const rcoll_config_t *cfg)
 {
     if (cfg->shm_stream_min == RCOLL_CONFIG_SIZE_AUTO) {
-        return rcoll__shm_stream_auto();
+        return rcoll_stream_min_auto();
     }
     if (cfg->shm_stream_min == RCOLL_CONFIG_SIZE_OFF) {
         return SIZE_MAX;

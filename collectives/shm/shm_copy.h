@@ -27,11 +27,8 @@
 #include "config.h"
 
 /* The receive-buffer size from which copies into it stream, as set by
- * RCOLL_SHM_STREAM_MIN (auto: half the L2 cache; off: SIZE_MAX). */
+ * RCOLL_SHM_STREAM_MIN (auto: rcoll_stream_min_auto, half the L2 cache; off: SIZE_MAX). */
 size_t rcoll__shm_stream_min(const rcoll_config_t *cfg);
-
-/* Half of this core's L2 cache in bytes (sysconf), 512 KiB if unknown. */
-size_t rcoll__shm_stream_auto(void);
 
 /* Copy len bytes to dst with non-temporal stores (memcpy for the unaligned
  * head and tail; a store fence at the end, so that whatever the caller

@@ -43,6 +43,7 @@
 #include <unistd.h>
 #include "shm.h"
 #include "auth.h"
+#include "stream_min.h"
 
 #define SHM_MAGIC   0x72636f6c6c73686dULL   /* "rcollshm" */
 #define SHM_VERSION 3
@@ -128,8 +129,9 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     /* no single-copy reads until the set-up agrees */
     sh->cma_bc_min = sh->cma_ag_min = sh->cma_red_min = SIZE_MAX;
     sh->cma_bc_max = sh->cma_ag_max = sh->cma_red_max = 0;
+    sh->cma_share_min = RCOLL__SHM_CMA_SHARE_MIN;
     sh->stream_min = comm->ctx ? rcoll__shm_stream_min(rcoll_ctx_config(comm->ctx))
-                               : rcoll__shm_stream_auto();   /* unit tests' bare comms */
+                               : rcoll_stream_min_auto();   /* unit tests' bare comms */
     return sh;
 }
 

@@ -25,6 +25,7 @@
 #include "core.h"
 #include "shm/shm.h"
 #include "shm/shm_cma.h"
+#include "stream_min.h"
 #include "selector.h"
 
 extern const rcoll_alg_t rcoll_allreduce_shm;
@@ -278,6 +279,7 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
             }
             sh[r]->cma_bc_min = sh[r]->cma_ag_min = sh[r]->cma_red_min = sh[r]->small_max;
             sh[r]->cma_bc_max = sh[r]->cma_ag_max = sh[r]->cma_red_max = SIZE_MAX;
+            sh[r]->cma_share_min = RCOLL__SHM_LINE;   /* the root writes a share of most bcasts */
             sh[r]->cma_scratch = alloc_aligned(64, 2 * RCOLL__SHM_CMA_PIECE);
             assert_non_null(sh[r]->cma_scratch);
         }
@@ -984,8 +986,8 @@ static void test_stream_min_setting(void **state)
     unsetenv("RCOLL_SHM_STREAM_MIN");
     assert_int_equal(rcoll_config_load(NULL, &cfg), RCOLL_OK);
     assert_true(cfg.shm_stream_min == RCOLL_CONFIG_SIZE_AUTO);
-    assert_true(rcoll__shm_stream_min(&cfg) == rcoll__shm_stream_auto());
-    assert_true(rcoll__shm_stream_auto() >= 4096);
+    assert_true(rcoll__shm_stream_min(&cfg) == rcoll_stream_min_auto());
+    assert_true(rcoll_stream_min_auto() >= 4096);
     rcoll_config_format(&cfg, e, buf, sizeof(buf));
     assert_string_equal(buf, "auto");
 
