@@ -80,7 +80,19 @@ static void one_value(const rcoll_config_entry_t *e, const char *value)
             numeric = 0;
         }
         break;
-    case RCOLL_CONFIG_SIZE:   v = *(const size_t *)((char *)&cfg + off); break;   /* exact: 64-bit mantissa */
+    case RCOLL_CONFIG_SIZE: {
+        size_t z = *(const size_t *)((char *)&cfg + off);
+        v = z;   /* exact: 64-bit mantissa */
+        /* "auto" / "off", where the entry offers them: exactly that word */
+        if (z == RCOLL_CONFIG_SIZE_AUTO || z == RCOLL_CONFIG_SIZE_OFF) {
+            FUZZ_CHECK(e->choices != NULL &&
+                       strcmp(value, z == RCOLL_CONFIG_SIZE_AUTO ? "auto" : "off") == 0,
+                       "RCOLL_%s='%s' accepted as %s", e->name, value,
+                       z == RCOLL_CONFIG_SIZE_AUTO ? "auto" : "off");
+            numeric = 0;
+        }
+        break;
+    }
     case RCOLL_CONFIG_DOUBLE: v = *(const double *)((char *)&cfg + off); break;
     default:                  numeric = 0; break;
     }
