@@ -40,17 +40,6 @@ static int announce(rcoll_task_t *task, bc_shm_state_t *S)
     return 1;
 }
 
-/* Single copy (shm_cma.h): the root publishes where its buffer is and
- * waits until every other rank has read it straight into its own buffer.
- *
- * From sh->cma_share_min bytes per rank on, the root, which has
- * nothing else to do, copies a share too: every other rank also publishes
- * its receive buffer, the root writes the last n / p bytes of its message
- * into each (process_vm_writev) while that rank reads the rest, and a rank
- * returns only once the root's write into it is over.  Each copy is then
- * (p - 1) / p of the message on every rank instead of all of it on the
- * readers (2 ranks: half; the Xeon VM's 128-512 KiB bcast 1.6-1.9x
- * faster, docs/shm.md "Single copy"). */
 /* The root's share of an n-byte single-copy bcast: the bytes from *from
  * on, 0 where the root does not help (the same answer on every rank). */
 static size_t root_share(const rcoll__shm_t *sh, size_t n, size_t *from)
@@ -63,6 +52,17 @@ static size_t root_share(const rcoll__shm_t *sh, size_t n, size_t *from)
     return share;
 }
 
+/* Single copy (shm_cma.h): the root publishes where its buffer is and
+ * waits until every other rank has read it straight into its own buffer.
+ *
+ * From sh->cma_share_min bytes per rank on, the root, which has
+ * nothing else to do, copies a share too: every other rank also publishes
+ * its receive buffer, the root writes the last n / p bytes of its message
+ * into each (process_vm_writev) while that rank reads the rest, and a rank
+ * returns only once the root's write into it is over.  Each copy is then
+ * (p - 1) / p of the message on every rank instead of all of it on the
+ * readers (2 ranks: half; the Xeon VM's 128-512 KiB bcast 1.6-1.9x
+ * faster, docs/shm.md "Single copy"). */
 static rcoll_status_t bc_cma(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
 {
     rcoll__shm_t *sh = S->op.sh;

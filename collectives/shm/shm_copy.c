@@ -3,7 +3,6 @@
  */
 #include <stdint.h>
 #include <string.h>
-#include <unistd.h>
 #if defined(__x86_64__) && defined(__SSE2__)
 #include <emmintrin.h>
 #define HAVE_STREAM 1
