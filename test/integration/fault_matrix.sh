@@ -103,7 +103,7 @@ prog=$here/fault_check
 recovery=(--enable-recovery)
 keep_env=()
 if [ "$launcher" = rcollrun ] &&
-   ! "$top/tools/rcollrun/rcollrun" --help 2>&1 | grep -q -- --enable-recovery; then
+   ! "$top/tools/rcollrun/rcollrun" --help 2>&1 | grep -e --enable-recovery >/dev/null; then
     recovery=()
     keep_env=(RCOLLRUN_KEEP_GOING=1)
 fi

@@ -41,20 +41,28 @@ done
 grep -qE '^# cpu: .+' "$F" || bad "no cpu line in the header"
 grep -qE '^model alpha +[0-9.e+-]+' "$F" || bad "no measured alpha"
 grep -qE '^model gamma +[0-9.e+-]+' "$F" || bad "no measured gamma"
+# (grep -q reads here-strings, never a pipe: under pipefail a writer that outlives
+# grep -q dies of SIGPIPE and fails the check although the line was there)
 info=$(RCOLL_TUNE_FILE=$F "$top/tools/rcoll_info" --model 2>&1)
-echo "$info" | grep -qE '^#   alpha .* measured$' || bad "rcoll_info --model does not show alpha as measured"
-echo "$info" | grep -qF "$F, from RCOLL_TUNE_FILE" || bad "rcoll_info --model does not name the file"
+saved=$fail fail=0
+grep -qE '^#   alpha .* measured$' <<<"$info" || bad "rcoll_info --model does not show alpha as measured"
+grep -qF "$F, from RCOLL_TUNE_FILE" <<<"$info" || bad "rcoll_info --model does not name the file"
 for w in cma_bcast cma_allgather cma_reduce; do
     grep -qE "^shm +$w +(none|[0-9]+-([0-9]+|\*)|\*)\$" "$F" || bad "no measured shm $w line in the tune file"
-    echo "$info" | grep -qE "^#   $w .* tune file\$" || bad "rcoll_info --model does not show $w from the file"
+    grep -qE "^#   $w .* tune file\$" <<<"$info" || bad "rcoll_info --model does not show $w from the file"
 done
+if [ "$fail" != 0 ]; then
+    echo "--- the tune file"; cat "$F"
+    echo "--- rcoll_info --model (its figures)"; sed -n '1,/^$/p' <<<"$info"
+fi
+[ "$saved" = 0 ] || fail=1
 
 # the crossovers were timed with the single-copy sizes just measured: the
 # segment of the communicator they ran on took F's sizes, "set by rcoll_tune"
 if ! grep -q '^# not measured' "$F"; then
     r() { awk -v w="$1" '$1 == "shm" && $2 == w { print $3 }' "$F"; }
     want="bcast $(r cma_bcast) (set by rcoll_tune), allgather blocks $(r cma_allgather) (set by rcoll_tune), reduce $(r cma_reduce) (set by rcoll_tune)"
-    grep 'r0\].*single-copy sizes' "$dir/tune.log" | grep -qF ": $want" ||
+    grep -F ": $want" <<<"$(grep 'r0\].*single-copy sizes' "$dir/tune.log")" >/dev/null ||
         bad "rcoll_tune did not time the crossovers with the sizes it measured ($want)"
 fi
 
@@ -134,7 +142,7 @@ if ! RCOLL_TUNE_FILE=$dir/cma RCOLL_LOG_LEVEL=debug timeout --kill-after=10 60 "
     tail -n 8 "$dir/cma.log"
 fi
 want="bcast none (tune file line $((n - 2))), allgather blocks 4096-8191 (tune file line $((n - 1))), reduce 1048576-* (tune file line $n)"
-grep 'r0\].*single-copy sizes' "$dir/cma.log" | grep -qF ": $want" ||
+grep -F ": $want" <<<"$(grep 'r0\].*single-copy sizes' "$dir/cma.log")" >/dev/null ||
     bad "the segment did not take the file's single-copy sizes ($want)"
 
 if [ "$fail" != 0 ]; then

@@ -141,7 +141,7 @@ for mpi in ompi mpich; do
         continue
     fi
     pre=LD_PRELOAD=$lib
-    [ "$mpi" = ompi ] && nm -D --undefined-only "$lib" | grep -qE ' U (ompi_|OMPI_)' &&
+    [ "$mpi" = ompi ] && nm -D --undefined-only "$lib" | grep -E ' U (ompi_|OMPI_)' >/dev/null &&
         bad "$mpi: strong undefined ompi_ symbols (add them to mpi/ompi_weak.h)"
 
     # The same program with and without the layer, 2 ranks, then 3 (odd sizes, a lone split half).
