@@ -7,7 +7,9 @@
  *
  * With RCOLL_TIMEOUT=1 (given to rcoll_init):
  *  queued: every rank posts an allreduce of --big bytes (default 512 MiB,
- *    which takes longer than the timeout here), then a small one queued
+ *    which takes longer than the timeout here, or less where the machine's
+ *    MemAvailable over 4 x the ranks is less: a 2 GiB guest OOM-killed a rank
+ *    at 512 MiB; the ranks agree on the least), then a small one queued
  *    behind it, and waits for the small one first.  The small one's clock
  *    must not run while the big one ahead of it progresses: both succeed, with
  *    the right sums, and so does the allreduce after them.  The check says
@@ -137,9 +139,31 @@ static void late(rcoll_comm_t *world)
     }
 }
 
-int main(int argc, char **argv)
+/* The default big size: 512 MiB, or MemAvailable / (4 x ranks) where that is
+ * less (every rank holds an input and an output of that size, and the
+ * transport may pin both), in whole MiB, at least 1 MiB. */
+static size_t default_big(int nranks)
 {
     size_t big = (size_t)512 << 20;
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kib;
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+            unsigned long long cap = kib * 1024ULL / (4ULL * (unsigned)nranks);
+            if (cap < big)
+                big = cap < (1ULL << 20) ? (size_t)1 << 20 : (size_t)(cap >> 20) << 20;
+            break;
+        }
+    }
+    if (f != NULL)
+        fclose(f);
+    return big;
+}
+
+int main(int argc, char **argv)
+{
+    size_t big = 0;
     const char *only = "";
     for (int i = 1; i + 1 < argc;) {
         if (strcmp(argv[i], "--big") == 0 && check_parse_size(argv[i + 1], &big) == 0) {
@@ -166,6 +190,12 @@ int main(int argc, char **argv)
     rcoll_status_t st;
     if ((st = small_allreduce(world, 1, "warm-up")) != RCOLL_OK)
         fatal("warm-up allreduce", st);
+    if (big == 0) {     /* every rank must use the same size: the least */
+        uint64_t mine_big = default_big(wsize), least = 0;
+        if ((st = rcoll_allreduce(&mine_big, &least, 1, RCOLL_UINT64, RCOLL_MIN, world)) != RCOLL_OK)
+            fatal("big-size allreduce", st);
+        big = (size_t)least;
+    }
     if (check_list_has(only, "queued"))
         queued(world, big);
     if (check_list_has(only, "late"))
