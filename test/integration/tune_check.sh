@@ -62,7 +62,7 @@ fi
 if ! grep -q '^# not measured' "$F"; then
     r() { awk -v w="$1" '$1 == "shm" && $2 == w { print $3 }' "$F"; }
     want="bcast $(r cma_bcast) (set by rcoll_tune), allgather blocks $(r cma_allgather) (set by rcoll_tune), reduce $(r cma_reduce) (set by rcoll_tune)"
-    grep -F ": $want" <<<"$(grep 'r0\].*single-copy sizes' "$dir/tune.log")" >/dev/null ||
+    grep 'r0\].*single-copy sizes' "$dir/tune.log" | grep -F ": $want" >/dev/null ||
         bad "rcoll_tune did not time the crossovers with the sizes it measured ($want)"
 fi
 
@@ -142,7 +142,7 @@ if ! RCOLL_TUNE_FILE=$dir/cma RCOLL_LOG_LEVEL=debug timeout --kill-after=10 60 "
     tail -n 8 "$dir/cma.log"
 fi
 want="bcast none (tune file line $((n - 2))), allgather blocks 4096-8191 (tune file line $((n - 1))), reduce 1048576-* (tune file line $n)"
-grep -F ": $want" <<<"$(grep 'r0\].*single-copy sizes' "$dir/cma.log")" >/dev/null ||
+grep 'r0\].*single-copy sizes' "$dir/cma.log" | grep -F ": $want" >/dev/null ||
     bad "the segment did not take the file's single-copy sizes ($want)"
 
 if [ "$fail" != 0 ]; then
