@@ -44,6 +44,39 @@ static inline int rcoll__shm_slot_write(rcoll_task_t *task, const rcoll__shm_op_
     return 1;
 }
 
+/* A flat reduce's slot is filled piece by piece so that the root can fold
+ * piece j in while piece j + 1 is being copied: the slot's bytes
+ * [j * piece, (j + 1) * piece) of collective k are written once the
+ * writer's slot_fill flag is at least rcoll__shm_fill_id(k, j + 1).  The
+ * flag only grows (k grows, and a writer finishes k before it starts
+ * k + 1), so a reader never takes an earlier call's pieces for k's. */
+#define RCOLL__SHM_FILL_BITS 20
+
+static inline uint64_t rcoll__shm_fill_id(uint64_t k, size_t pieces)
+{
+    return k << RCOLL__SHM_FILL_BITS | (uint64_t)pieces;
+}
+
+/* rcoll__shm_slot_write in pieces of `piece` bytes (a line multiple, n /
+ * piece < 2^RCOLL__SHM_FILL_BITS), raising slot_fill after each. */
+static inline int rcoll__shm_slot_write_pieces(rcoll_task_t *task, const rcoll__shm_op_t *op,
+                                               const void *src, size_t n, size_t piece)
+{
+    rcoll__shm_t *sh = op->sh;
+    if (!rcoll__shm_slots_free(task, sh, op->k)) {
+        return 0;
+    }
+    char *dst = rcoll__shm_slot_data(sh, sh->me, op->k, n);
+    _Atomic uint64_t *fill = &rcoll__shm_ctl(sh, sh->me)->slot_fill.v;
+    size_t j = 0;
+    for (size_t off = 0; off < n; off += piece) {
+        memcpy(dst + off, (const char *)src + off, n - off < piece ? n - off : piece);
+        atomic_store_explicit(fill, rcoll__shm_fill_id(op->k, ++j), memory_order_release);
+    }
+    atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, op->k), op->word, memory_order_release);
+    return 1;
+}
+
 /* Rank q's slot holds collective k with another signature: the ranks
  * called different collectives (or counts, datatypes, ops, roots).  Sets
  * op->error (logged). */
@@ -70,6 +103,32 @@ static inline const char *rcoll__shm_slot_read(rcoll_task_t *task, rcoll__shm_op
         sh->fin[q] = k - 1;
     }
     return rcoll__shm_slot_data(sh, q, k, n);
+}
+
+/* 1 once rank q's slot holds the first `pieces` pieces of collective
+ * op->k (rcoll__shm_slot_write_pieces), or all of it; else 0 with
+ * task->wait_peer set, or op->error set where q's slot holds k with another
+ * signature (the caller returns rcoll__shm_not_read(op)).  Pieces are read
+ * before the slot word's signature is: the caller checks it with
+ * rcoll__shm_slot_read once through. */
+static inline int rcoll__shm_slot_pieces_in(rcoll_task_t *task, rcoll__shm_op_t *op, int q,
+                                            size_t pieces)
+{
+    rcoll__shm_t *sh = op->sh;
+    uint64_t f = atomic_load_explicit(&rcoll__shm_ctl(sh, q)->slot_fill.v, memory_order_acquire);
+    if (f >= rcoll__shm_fill_id(op->k, pieces)) {
+        return 1;
+    }
+    uint64_t w = atomic_load_explicit(rcoll__shm_slot_seq(sh, q, op->k), memory_order_acquire);
+    if (w == op->word) {
+        return 1;
+    }
+    if ((w & RCOLL__SHM_K_MASK) == (op->k & RCOLL__SHM_K_MASK)) {
+        rcoll__shm_slot_mismatch(task, op, q, w);
+    } else {
+        rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_ARRIVE);
+    }
+    return 0;
 }
 
 /* What a progress function returns when rcoll__shm_slot_read gave NULL. */

@@ -44,6 +44,12 @@
 #define RCOLL__SHM_NAME_MAX  64
 #define RCOLL__SHM_CMA_PIECE (64 * 1024) /* a single-copy reduce's piece (shm_reduce_cma.c) */
 #define RCOLL__SHM_CMA_SHARE_MIN (16 * 1024) /* the least root's share of a single-copy bcast (shm_bcast.c) */
+/* A flat reduce from RCOLL__SHM_RED_PIECED_MIN bytes fills its slots in
+ * pieces of RCOLL__SHM_RED_PIECE (shm_reduction.c).  8 KiB: 2-rank A/B on
+ * the Xeon VM (docs/shm.md) against 1, 4, 16 and 64 KiB; smaller pieces
+ * pay a flag line per piece, larger ones leave less of the copy to overlap. */
+#define RCOLL__SHM_RED_PIECED_MIN (4 * 1024)
+#define RCOLL__SHM_RED_PIECE      (8 * 1024)
 /* The memory bound (docs/shm.md, "Memory"): the slots of all ranks together
  * take at most RCOLL__SHM_SLOT_BUDGET beyond 2 ranks (slots shrink with the
  * rank count, down to RCOLL__SHM_SLOT_MIN), the pipeline input buffers of all
@@ -80,6 +86,8 @@ _Static_assert(sizeof(rcoll__shm_ident_t) == RCOLL__SHM_LINE, "one cache line");
 typedef struct {
     rcoll__shm_flag_t done, in_ready, res_ready, out_done;
     rcoll__shm_flag_t cma_read;   /* last k whose single-copy reads are over here */
+    rcoll__shm_flag_t slot_fill;  /* a flat reduce's slot filling up: k << 20 | pieces in it
+                                   * (rcoll__shm_slot_write_pieces); only grows */
     rcoll__shm_ident_t ident;
 } rcoll__shm_ctl_t;
 
@@ -135,6 +143,9 @@ typedef struct rcoll__shm {
     size_t    cma_bc_min, cma_bc_max, cma_ag_min, cma_ag_max, cma_red_min, cma_red_max;
     int64_t  *pid;
     size_t    cma_share_min;          /* single-copy bcast: the root writes a share from this */
+    /* flat reduce from red_pieced_min bytes: slots filled in pieces of
+     * red_piece bytes, a line multiple (shm_reduction.c; RCOLL__SHM_RED_*) */
+    size_t    red_pieced_min, red_piece;
     char     *cma_scratch;            /* single-copy reduce: 2 pieces (shm_reduce_cma.c) */
 } rcoll__shm_t;
 

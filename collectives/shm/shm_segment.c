@@ -130,6 +130,8 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     sh->cma_bc_min = sh->cma_ag_min = sh->cma_red_min = SIZE_MAX;
     sh->cma_bc_max = sh->cma_ag_max = sh->cma_red_max = 0;
     sh->cma_share_min = RCOLL__SHM_CMA_SHARE_MIN;
+    sh->red_pieced_min = RCOLL__SHM_RED_PIECED_MIN;
+    sh->red_piece = RCOLL__SHM_RED_PIECE;
     sh->stream_min = comm->ctx ? rcoll__shm_stream_min(rcoll_ctx_config(comm->ctx))
                                : rcoll_stream_min_auto();   /* unit tests' bare comms */
     return sh;

@@ -263,6 +263,10 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
          * (1 KiB, ring of 8 (p + 1)), so that switching between the two
          * cuts (the fence) happens often */
         sh[r]->bc_piece = 1024;
+        /* flat reduces from 512 bytes fill their slots in 5-line pieces (the
+         * last one short), so the root folds pieces while they land */
+        sh[r]->red_pieced_min = 512;
+        sh[r]->red_piece = 320;
     }
     seg = alloc_aligned(4096, sh[0]->size);
     assert_non_null(seg);
@@ -684,8 +688,8 @@ static void test_memory_bound(void **state)
             slice = (48u << 20) / ((size_t)p * (size_t)p * 4);
         }
         slice = slice / 64 * 64 < 64 ? 64 : slice / 64 * 64;
-        /* 4 flag lines, cma_read, the ident line */
-        size_t stride = (384 + 2 * (64 + slot) + 4 * ((size_t)p + 1) * slice + 4095) / 4096 * 4096;
+        /* 4 flag lines, cma_read, slot_fill, the ident line */
+        size_t stride = (448 + 2 * (64 + slot) + 4 * ((size_t)p + 1) * slice + 4095) / 4096 * 4096;
         assert_int_equal(sh->small_max, slot);
         assert_int_equal(sh->slice, slice);
         assert_int_equal(sh->size, 4096 + (size_t)p * stride);
