@@ -121,16 +121,17 @@ for r in 0 1; do
         bad "rank $r did not name RCOLL_TUNE_FILE when the files differ"
 done
 
-# 3b. a malformed file fails init on every rank with file:line
+# 3b. a malformed file fails init with file:line.  Not necessarily on every
+# rank: the launcher ends the job as soon as the first rank exits with an
+# error, and a rank still in its bootstrap or wire-up then is killed (or
+# finds its peer gone) before it reads the file (2 runs in 6 here).
 printf 'bcast * binomial\nmodel alpha 1e9\n' > "$dir/broken"
 if RCOLL_TUNE_FILE=$dir/broken timeout --kill-after=10 60 "${run[@]}" "$top/examples/hello" \
         > "$dir/broken.log" 2>&1; then
     bad "a malformed tune file did not fail init"
 fi
-for r in 0 1; do
-    grep -E "r$r\].*$dir/broken:2: model alpha 1e9 out of range" "$dir/broken.log" > /dev/null ||
-        bad "rank $r did not name $dir/broken:2"
-done
+grep -E "r[01]\].*$dir/broken:2: model alpha 1e9 out of range" "$dir/broken.log" > /dev/null ||
+    bad "no rank named $dir/broken:2"
 
 # 4. the shm lines set the segment's single-copy sizes
 grep -vE '^shm ' "$F" > "$dir/cma"
