@@ -106,29 +106,16 @@ static inline const char *rcoll__shm_slot_read(rcoll_task_t *task, rcoll__shm_op
 }
 
 /* 1 once rank q's slot holds the first `pieces` pieces of collective
- * op->k (rcoll__shm_slot_write_pieces), or all of it; else 0 with
- * task->wait_peer set, or op->error set where q's slot holds k with another
- * signature (the caller returns rcoll__shm_not_read(op)).  Pieces are read
+ * op->k (rcoll__shm_slot_write_pieces), or all of it (rcoll__shm_slot_read
+ * of its n bytes); else 0 with task->wait_peer or op->error set as that
+ * leaves them (the caller returns rcoll__shm_not_read(op)).  Pieces are read
  * before the slot word's signature is: the caller checks it with
  * rcoll__shm_slot_read once through. */
 static inline int rcoll__shm_slot_pieces_in(rcoll_task_t *task, rcoll__shm_op_t *op, int q,
-                                            size_t pieces)
+                                            size_t n, size_t pieces)
 {
-    rcoll__shm_t *sh = op->sh;
-    uint64_t f = atomic_load_explicit(&rcoll__shm_ctl(sh, q)->slot_fill.v, memory_order_acquire);
-    if (f >= rcoll__shm_fill_id(op->k, pieces)) {
-        return 1;
-    }
-    uint64_t w = atomic_load_explicit(rcoll__shm_slot_seq(sh, q, op->k), memory_order_acquire);
-    if (w == op->word) {
-        return 1;
-    }
-    if ((w & RCOLL__SHM_K_MASK) == (op->k & RCOLL__SHM_K_MASK)) {
-        rcoll__shm_slot_mismatch(task, op, q, w);
-    } else {
-        rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_ARRIVE);
-    }
-    return 0;
+    uint64_t f = atomic_load_explicit(&rcoll__shm_ctl(op->sh, q)->slot_fill.v, memory_order_acquire);
+    return f >= rcoll__shm_fill_id(op->k, pieces) || rcoll__shm_slot_read(task, op, q, n) != NULL;
 }
 
 /* What a progress function returns when rcoll__shm_slot_read gave NULL. */

@@ -26,7 +26,7 @@
 typedef rcoll__shm_red_t ar_shm_state_t;
 RCOLL_ALG_STATE_CHECK(ar_shm_state_t);
 
-enum { PH_START = 0, PH_GATHER };
+enum { PH_START = 0, PH_GATHER, PH_CHECK };
 
 /* A flat reduce of at least sh->red_pieced_min bytes: the other ranks
  * fill their slots in pieces (rcoll__shm_slot_write_pieces), and the root
@@ -35,8 +35,6 @@ enum { PH_START = 0, PH_GATHER };
  * overlap, where the whole-slot path runs them one after the other.  The
  * root writes no slot of its own (no one reads it) unless in place, where
  * its vector is about to be overwritten. */
-enum { PH_CHECK = PH_GATHER + 1 };
-
 static rcoll_status_t red_small_pieced(rcoll_task_t *task, ar_shm_state_t *S, size_t n, int root)
 {
     rcoll__shm_t *sh = S->op.sh;
@@ -69,7 +67,7 @@ static rcoll_status_t red_small_pieced(rcoll_task_t *task, ar_shm_state_t *S, si
         for (; S->next < p; S->next++) {
             int q = S->next;
             if (q != me) {
-                if (!rcoll__shm_slot_pieces_in(task, &S->op, q, (size_t)S->cs + 1)) {
+                if (!rcoll__shm_slot_pieces_in(task, &S->op, q, n, (size_t)S->cs + 1)) {
                     return rcoll__shm_not_read(&S->op);
                 }
                 rcoll__shm_prefetch(SRC(q) + off, len);
