@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ft.h"
+#include "liveness.h"
 #include "whereis.h"
 
 #define NO_RANK UINT32_MAX
@@ -204,20 +205,39 @@ void rcoll__revoke(rcoll_comm_t *comm, rcoll_status_t st, int failed_wrank)
     }
 }
 
+/* The world rank of comm's first member known to have failed: marked so
+ * (ctx->peer_failed), else known dead but not yet marked (the launcher's
+ * report not yet taken, or its process on this node gone:
+ * rcoll_liveness_gone, a system call per member on this node).  -1 if none.
+ * A collective can fail with PEER_FAILED before this rank marks the dead
+ * one: a neighbour that learnt first gave up on the exchange it shared with
+ * us.  Naming the dead rank then is what lets every member say who died,
+ * rather than only who revoked (CI: dead_check, 8 ranks over UCX sm).
+ * For the failure path only. */
+static int failed_member(rcoll_comm_t *comm)
+{
+    rcoll_context_t *ctx = comm->ctx;
+    for (int r = 0; r < comm->size; r++) {
+        if (ctx->peer_failed[comm->world_ranks[r]] != RCOLL_OK) {
+            return comm->world_ranks[r];
+        }
+    }
+    for (int r = 0; r < comm->size; r++) {
+        int wr = comm->world_ranks[r];
+        if (wr != ctx->rank && rcoll_liveness_gone(ctx, wr)) {
+            return wr;
+        }
+    }
+    return -1;
+}
+
 void rcoll__revoke_on_failure(rcoll_task_t *task, rcoll_status_t st)
 {
     if (st != RCOLL_ERR_PEER_FAILED && st != RCOLL_ERR_TRANSPORT &&
         (st != RCOLL_ERR_TIMEOUT || !task->ctx->config.revoke_on_timeout)) {
         return;
     }
-    rcoll_comm_t *comm = task->comm;
-    int failed = -1;
-    for (int r = 0; r < comm->size && failed < 0; r++) {
-        if (comm->ctx->peer_failed[comm->world_ranks[r]] != RCOLL_OK) {
-            failed = comm->world_ranks[r];
-        }
-    }
-    rcoll__revoke(comm, st, failed);
+    rcoll__revoke(task->comm, st, failed_member(task->comm));
 }
 
 void rcoll__revoke_fail_tasks(rcoll_comm_t *comm)
@@ -267,6 +287,17 @@ static void apply_revoke(rcoll_comm_t *comm, int wpeer, uint32_t err, uint32_t f
                    (unsigned long long)comm->id, bad);
         return;
     }
+    const char *seen = "";
+    if (fr < 0 && (err == RCOLL_ERR_PEER_FAILED || err == RCOLL_ERR_TRANSPORT) &&
+        comm->revoked == RCOLL_OK) {
+        /* The sender did not know who failed; this rank may (failed_member). */
+        int wr = failed_member(comm);
+        if (wr >= 0 && wr != wpeer) {
+            failed = (uint32_t)wr;
+            fr = rcoll__ft_comm_rank(comm, wr);
+            seen = ", as seen here";
+        }
+    }
     if (fr >= 0) {
         note_failed(comm, fr);
     }
@@ -279,9 +310,9 @@ static void apply_revoke(rcoll_comm_t *comm, int wpeer, uint32_t err, uint32_t f
         fc->revoke_err = err;
     }
     if (fr >= 0) {
-        rcoll_warn("communicator 0x%llx revoked by world rank %d (%s; world rank %d failed)",
+        rcoll_warn("communicator 0x%llx revoked by world rank %d (%s; world rank %d failed%s)",
                    (unsigned long long)comm->id, wpeer, rcoll_strerror((rcoll_status_t)err),
-                   (int)failed);
+                   (int)failed, seen);
     } else {
         rcoll_warn("communicator 0x%llx revoked by world rank %d (%s)",
                    (unsigned long long)comm->id, wpeer, rcoll_strerror((rcoll_status_t)err));

@@ -25,10 +25,16 @@ static const rcoll_alg_t fake_alg = { .name = "fake" };
 /* A failed task revokes its communicator (revoke.c): the REVOKE messages go
  * nowhere here. */
 static int revokes_sent;
+static rcoll_wire_hdr_t last_revoke;       /* the last one sent, decoded */
 static rcoll_status_t fake_send(rcoll_tl_t *tl, int peer, const void *hdr, size_t hdr_len,
                                 const void *body, size_t body_len)
 {
-    (void)tl; (void)peer; (void)hdr; (void)hdr_len; (void)body; (void)body_len;
+    (void)tl; (void)peer; (void)body; (void)body_len;
+    const void *b = NULL;
+    size_t blen = 0;
+    char err[128];
+    assert_int_equal(rcoll_wire_decode(hdr, hdr_len, &last_revoke, &b, &blen, err, sizeof(err)),
+                     RCOLL_OK);
     revokes_sent++;
     return RCOLL_OK;
 }
@@ -179,6 +185,63 @@ static void test_at_post_and_cause(void **state)
     assert_int_equal(task->status, RCOLL_ERR_PEER_FAILED);
 }
 
+/* A collective that fails with PEER_FAILED before this rank has marked the
+ * dead member (a neighbour that learnt first gave up on it) still names the
+ * dead rank in its REVOKE: the launcher's report is in the inbox, not yet
+ * taken.  CI saw a survivor told only "revoked by world rank 5 (peer
+ * failed)", never who had died. */
+static void test_revoke_names_unmarked_death(void **state)
+{
+    fixture_t *f = *state;
+    rcoll_context_t *ctx = &f->ctx;
+    rcoll_task_t *task = &f->block.task;
+    assert_int_equal(rcoll__ft_comm_add(&f->comm), RCOLL_OK);
+    rcoll_liveness_report(ctx->liveness, 2, "killed");
+    revokes_sent = 0;
+    rcoll_task_fail(task, RCOLL_ERR_PEER_FAILED);
+    assert_true(task->done);
+    assert_int_equal(f->comm.revoked, RCOLL_ERR_PEER_FAILED);
+    assert_int_equal(revokes_sent, 2);                  /* to world ranks 1 and 2 */
+    assert_int_equal(last_revoke.type, RCOLL_MSG_REVOKE);
+    assert_int_equal(last_revoke.step, 2);              /* the failed world rank */
+    assert_true(rcoll__comm_rank_failed(&f->comm, 2));
+    assert_false(rcoll__comm_rank_failed(&f->comm, 1));
+}
+
+/* A REVOKE that names no failed rank: the receiver names the member it
+ * knows to be dead itself, and notes it failed in the communicator. */
+static void test_revoke_received_names_death(void **state)
+{
+    fixture_t *f = *state;
+    rcoll_context_t *ctx = &f->ctx;
+    assert_int_equal(rcoll__ft_comm_add(&f->comm), RCOLL_OK);
+    rcoll_wire_hdr_t h = { .type = RCOLL_MSG_REVOKE, .version = RCOLL_WIRE_VERSION,
+                           .seq = RCOLL_ERR_PEER_FAILED, .comm_id = f->comm.id,
+                           .step = UINT32_MAX, .src = 1 };
+    rcoll_liveness_report(ctx->liveness, 2, "killed");
+    rcoll__revoke_recv(ctx, 1, &h);
+    assert_int_equal(f->comm.revoked, RCOLL_ERR_PEER_FAILED);
+    assert_true(rcoll__comm_rank_failed(&f->comm, 2));
+    assert_false(rcoll__comm_rank_failed(&f->comm, 1));
+}
+
+/* Nobody known dead: the REVOKE names no one, and a received one marks no
+ * member failed. */
+static void test_revoke_without_death(void **state)
+{
+    fixture_t *f = *state;
+    rcoll_context_t *ctx = &f->ctx;
+    assert_int_equal(rcoll__ft_comm_add(&f->comm), RCOLL_OK);
+    rcoll_wire_hdr_t h = { .type = RCOLL_MSG_REVOKE, .version = RCOLL_WIRE_VERSION,
+                           .seq = RCOLL_ERR_TRANSPORT, .comm_id = f->comm.id,
+                           .step = UINT32_MAX, .src = 1 };
+    rcoll__revoke_recv(ctx, 1, &h);
+    assert_int_equal(f->comm.revoked, RCOLL_ERR_PEER_FAILED);
+    for (int r = 0; r < 3; r++) {
+        assert_false(rcoll__comm_rank_failed(&f->comm, r));
+    }
+}
+
 /* In rcoll_finalize's barrier a peer that left first closes its transport:
  * that alone does not end the barrier (only what was posted to that peer);
  * a process known to have died still does.  test_p2p's finalizes failed
@@ -207,6 +270,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_member_death_ends_task, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finalize_barrier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_at_post_and_cause, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_revoke_names_unmarked_death, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_revoke_received_names_death, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_revoke_without_death, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
