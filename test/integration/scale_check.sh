@@ -33,14 +33,25 @@
 #      waiting for the others (spin, then sched_yield): at 32 ranks on 2
 #      cores that grows with p whatever the library does (0.75-1.21 ms/rank
 #      measured on an AMD EPYC VM where the typical rank's was 0.3-0.4).
+#   The ranks run with MALLOC_TOP_PAD_=0: glibc otherwise grows the heap
+#   128 KiB beyond each request, and one such step more or less in one of
+#   the four runs moved a slope by 128 KiB / 28 = 4.6 KiB per rank, the size
+#   of the 4 KiB bounds themselves (CI failed so: 4.4 KiB typical; here
+#   -4.6 to 4.4 over 6 runs, -1.3 to 1.0 with the pad off).
+#   The worst rank's init bound is 8 KiB: with the pad off it still measured
+#   1.4-4.0 KiB (it holds more of the bootstrap's address exchange), and
+#   endpoints made in init cost >= 17.5 KiB per peer, which 8 KiB still tells.
 # SCALE_CHECK_FORMULA=shm|noshm forces one formula for both runs (used to show
-# the check fails when the shm term is wrong: see docs/scaling.md).
+# the check fails when the shm term is wrong: see docs/scaling.md);
+# SCALE_CHECK_LAZY_EPS=off makes UCX endpoints in rcoll_init (the default is
+# on), to show the init bounds fail then.
 # Exit status 0 only if all hold.  About 10 s.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 P1=${SCALE_CHECK_P1:-4}
 P2=${SCALE_CHECK_P2:-32}
+lazy_eps=${SCALE_CHECK_LAZY_EPS:-on}
 fail=0
 bad() { echo "FAIL: scale_check: $*"; fail=1; }
 
@@ -55,7 +66,7 @@ field() { sed -n "s/.* $1=\([0-9-]*\).*/\1/p" <<< "$2"; }
 measure() {
     local n=$1 shm=$2 best="" line i
     for _ in 1 2; do
-        line=$(RCOLL_UCX_LAZY_EPS=on RCOLL_SHM=$shm SCALE_CHECK_TALK=$((1 - shm)) timeout --kill-after=10 60 "$top/tools/rcollrun/rcollrun" -n "$n" \
+        line=$(MALLOC_TOP_PAD_=0 RCOLL_UCX_LAZY_EPS=$lazy_eps RCOLL_SHM=$shm SCALE_CHECK_TALK=$((1 - shm)) timeout --kill-after=10 60 "$top/tools/rcollrun/rcollrun" -n "$n" \
                --timeout 50 -- "$here/scale_check" 2>&1 | grep '^scale ') || true
         if [ -z "$line" ]; then
             echo "scale_check: no figures from $n ranks (RCOLL_SHM=$shm)" >&2
@@ -100,7 +111,7 @@ for shm in 1 0; do
         else printf "; after talking to all: rss %.1f KiB/rank (formula %d), shmem %.1f (formula %d)", ks, rf, sks, sf
         printf "; init cpu %.2f ms/rank typical, %.2f worst\n", ts, cs
         if (ti > 4) print "BAD rcoll_init: the typical rank grows more than 4 KiB per rank (endpoints made in init?)"
-        if (!shm && wi > 4) print "BAD rcoll_init: the worst rank grows more than 4 KiB per rank (endpoints made in init?)"
+        if (!shm && wi > 8) print "BAD rcoll_init: the worst rank grows more than 8 KiB per rank (endpoints made in init?)"
         if (shm && (rs < rf / tol || rs > rf * tol)) print "BAD resident memory per rank outside the formula x/ 1.5"
         if (shm && (ss < sf / tol || ss > sf * tol)) print "BAD shared memory per rank outside the formula x/ 1.5"
         if (!shm && ss > 4) print "BAD shared memory after one allreduce grows more than 4 KiB per rank"
