@@ -127,6 +127,10 @@ void rcoll_selector_print_figures(FILE *out, const rcoll_model_t *defaults,
         fprintf(out, "#   %-14s %-18s %-18s %s\n", rcoll_tune_cma_name(w), dbuf, tbuf,
                 line > 0 ? "tune file" : "default");
     }
+    size_t aglo, aghi;
+    if (rcoll_tune_cma_range(t, RCOLL_TUNE_CMA_ALLGATHER, &aglo, &aghi) <= 0)
+        fprintf(out, "#   with no cma_allgather line, allgather blocks from 16 KiB choose their path at "
+                     "run time (RCOLL_SHM_ADAPT=auto; docs/shm.md)\n");
     fputc('\n', out);
 }
 

@@ -53,6 +53,7 @@ typedef struct rcoll_config {
     /* shared memory */
     int      shm;                  /* RCOLL_SHM: 0/1 */
     char     shm_cma[RCOLL_CONFIG_STR_MAX];     /* RCOLL_SHM_CMA: auto|on|off */
+    char     shm_adapt[RCOLL_CONFIG_STR_MAX];   /* RCOLL_SHM_ADAPT: auto|off|random */
     size_t   shm_stream_min;       /* RCOLL_SHM_STREAM_MIN: bytes, or SIZE_AUTO / SIZE_OFF */
     char     fault[RCOLL_CONFIG_STR_MAX];       /* RCOLL_FAULT: test-only kill point (fault_hook.h) */
     /* dead ranks (src/liveness.c) */

@@ -57,6 +57,16 @@ static const rcoll_config_entry_t core_table[] = {
       "afterwards (a communicator's first shared-memory collective); the sizes are those of the "
       "communicator's rank 0",
       RCOLL_CONFIG_ENUM, F(shm_cma), "auto|on|off", 1, .match = RCOLL_CONFIG_MATCH_VALUE },
+    { "SHM_ADAPT", "auto", "The shm allgather chooses between single copy and two copies "
+      "through the segment at run time, per block-size class from 16 KiB: rank 0 of the node "
+      "times its calls, tries the other path one call in 64 (in 512 once it is 1.6x slower) "
+      "and switches when it is 15% faster; every rank follows rank 0's choice for the same "
+      "call (docs/shm.md, \"Adaptive single copy\"). auto: where the allgather's single-copy "
+      "sizes are the defaults of RCOLL_SHM_CMA=auto (a tune file's shm cma_allgather line or "
+      "RCOLL_SHM_CMA=on fix them) and the ranks can read each other's memory; off: the fixed "
+      "sizes; random: a test setting, rank 0 switches the paths at random. Rank 0's value "
+      "counts; set with rcoll_config_set, it applies to the segments set up afterwards",
+      RCOLL_CONFIG_ENUM, F(shm_adapt), "auto|off|random", 1 },
     { "SHM_STREAM_MIN", "auto", "Receive-buffer size in bytes from which the shm collectives "
       "copy into it with non-temporal (streaming) stores, which write whole lines to memory "
       "instead of reading each one first: faster once the buffer no longer fits the core's "

@@ -5,10 +5,12 @@ librcoll_coll_la_SOURCES += \
     collectives/shm/shm.h \
     collectives/shm/shm_reduction.h \
     collectives/shm/shm_cma.h \
+    collectives/shm/shm_adapt.h \
     collectives/shm/shm_copy.h \
     collectives/shm/shm_copy.c \
     collectives/shm/shm_segment.c \
     collectives/shm/shm_cma.c \
+    collectives/shm/shm_adapt.c \
     collectives/shm/shm_enter.c \
     collectives/shm/shm_reduction.c \
     collectives/shm/shm_allreduce.c \

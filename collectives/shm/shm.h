@@ -65,6 +65,7 @@
 #define RCOLL__SHM_STEP_SLOT    1u   /* waiting for a peer to finish reading my slot */
 #define RCOLL__SHM_STEP_ARRIVE  2u   /* waiting for a peer's contribution */
 #define RCOLL__SHM_STEP_CMA     3u   /* waiting for a peer to finish reading my buffer */
+#define RCOLL__SHM_STEP_ADAPT   4u   /* waiting for rank 0 to fix this collective's path */
 #define RCOLL__SHM_STEP_CHUNK   16u  /* + chunk index: a pipeline stage */
 
 typedef struct {
@@ -97,6 +98,23 @@ typedef enum {
     RCOLL__SHM_UNAVAILABLE,   /* all ranks agreed: no segment (sh->why); shm collectives fail */
     RCOLL__SHM_FAILED         /* set-up messages failed */
 } rcoll__shm_state_t;
+
+/* The adaptive allgather's state (shm_adapt.h). */
+#define RCOLL__SHM_ADAPT_NENT 4      /* entries {eff, bits} in the ring */
+#define RCOLL__SHM_ADAPT_NB   12     /* size classes: [2^(13+b), 2^(14+b)), the last open */
+typedef struct {
+    size_t   min;            /* blocks from min bytes adapt (rank 0's offer); SIZE_MAX: none */
+    uint64_t horizon;        /* the last horizon read (it only grows) */
+    unsigned ahead;          /* rank 0: how far it fixes the paths ahead of its k */
+    /* rank 0 only: what it published, and its timings */
+    uint64_t horizon_pub, nent, eff[RCOLL__SHM_ADAPT_NENT];
+    uint32_t bits, want;     /* bit b: class b single copy; bit NB + b: it tries rarely */
+    int      started;        /* the first entry (from the fixed sizes) is published */
+    double   est[RCOLL__SHM_ADAPT_NB][2];   /* ns per call, [class][single copy] */
+    uint32_t nsamp[RCOLL__SHM_ADAPT_NB][2];
+    uint64_t changes;        /* entries published */
+    uint64_t chaos;          /* tests: nonzero (a random state): publish random choices */
+} rcoll__shm_adapt_t;
 
 /* Per-communicator private state (rcoll_coll_comm(comm)->shm). */
 typedef struct rcoll__shm {
@@ -147,6 +165,7 @@ typedef struct rcoll__shm {
      * red_piece bytes, a line multiple (shm_reduction.c; RCOLL__SHM_RED_*) */
     size_t    red_pieced_min, red_piece;
     char     *cma_scratch;            /* single-copy reduce: 2 pieces (shm_reduce_cma.c) */
+    rcoll__shm_adapt_t adapt;         /* the allgather's run-time path choice (shm_adapt.h) */
 } rcoll__shm_t;
 
 /* ---- single-copy reads (shm_cma.c) ---- */

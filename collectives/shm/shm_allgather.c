@@ -16,12 +16,16 @@
 #include <string.h>
 #include "shm.h"
 #include "shm_cma.h"
+#include "shm_adapt.h"
 #include "engines/shm_pipe.h"
 
 typedef struct {
     rcoll__shm_op_t   op;
     rcoll__shm_pipe_t pipe;
     int               next;       /* next rank to copy out (slots, or chunk done[1]) */
+    int               path;       /* 0: not chosen yet, 1: two copies, 2: single copy */
+    int               explore;    /* the run-time choice's 1-in-64 call on the other path */
+    uint64_t          t0;         /* rank 0 of an adaptive call: when it began */
 } ag_shm_state_t;
 RCOLL_ALG_STATE_CHECK(ag_shm_state_t);
 
@@ -165,11 +169,31 @@ static rcoll_status_t ag_shm_progress(rcoll_task_t *task)
     if (st != RCOLL_OK) {
         return st;
     }
+    rcoll__shm_t *sh = S->op.sh;
     size_t n = task->args.count * rcoll_datatype_size(task->args.dtype);
-    if (rcoll__shm_cma_allgather(S->op.sh, n)) {
-        return ag_cma(task, S, n);
+    if (S->path == 0) {
+        /* once per call: the fixed sizes, or rank 0's run-time choice */
+        int cma = rcoll__shm_cma_allgather(sh, n), explore = 0;
+        if (rcoll__shm_adapt_covers(sh, n)) {
+            if (!rcoll__shm_adapt_choose(task, &S->op, n, &cma, &explore)) {
+                return RCOLL_INPROGRESS;
+            }
+            if (sh->me == 0) {
+                S->t0 = rcoll__shm_adapt_now();
+            }
+        }
+        S->path = cma ? 2 : 1;
+        S->explore = explore;
     }
-    return n <= rcoll__shm_copy_slot_max(S->op.sh) ? ag_small(task, S, n) : ag_large(task, S, n);
+    if (S->path == 2) {
+        st = ag_cma(task, S, n);
+    } else {
+        st = n <= rcoll__shm_copy_slot_max(sh) ? ag_small(task, S, n) : ag_large(task, S, n);
+    }
+    if (st == RCOLL_OK && S->t0 != 0) {
+        rcoll__shm_adapt_sample(sh, n, S->path == 2, S->explore, rcoll__shm_adapt_now() - S->t0);
+    }
+    return st;
 }
 
 static double ag_shm_cost(const rcoll_model_t *m, size_t bytes, int nranks, int ppn)

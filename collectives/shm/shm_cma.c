@@ -34,6 +34,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "shm_cma.h"
+#include "shm_adapt.h"
 #include "selector.h"
 #include "engines/shm_pipe.h"
 
@@ -52,7 +53,7 @@ _Static_assert(sizeof(cma_desc_rw_t) <= RCOLL__SHM_INLINE, "inline, where cma_de
 /* Rank 0's choice of the sizes that go single copy: every size with
  * RCOLL_SHM_CMA=on; with auto, the tune file's `shm` lines, else the
  * defaults (selector_tune.c). */
-static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_ident_t *id)
+static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_t *id)
 {
     int on = strcmp(rcoll_ctx_config(comm->ctx)->shm_cma, "on") == 0;
     char what[RCOLL_TUNE_NCMA][96];
@@ -72,9 +73,17 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_ident_t *id)
                      on ? "RCOLL_SHM_CMA=on" : line < 0 ? "set by rcoll_tune" : "default");
         }
     }
+    /* the allgather chooses at run time where its sizes are the defaults
+     * (shm_adapt.h): a tune file's line or RCOLL_SHM_CMA=on says what to do */
+    const char *mode = rcoll_ctx_config(comm->ctx)->shm_adapt;
+    size_t lo, hi;
+    int adapt = !on && strcmp(mode, "off") != 0 &&
+                rcoll_selector_cma_range(comm->ctx, RCOLL_TUNE_CMA_ALLGATHER, &lo, &hi) == 0;
+    rcoll__shm_adapt_offer(sh, adapt, adapt && strcmp(mode, "random") == 0);
     rcoll_debug("shm: communicator 0x%llx: single-copy sizes where the ranks can read each "
-                "other: bcast %s, allgather blocks %s, reduce %s", (unsigned long long)comm->id,
-                what[0], what[1], what[2]);
+                "other: bcast %s, allgather blocks %s%s, reduce %s", (unsigned long long)comm->id,
+                what[0], what[1], adapt ? ", chosen at run time from 16 KiB (RCOLL_SHM_ADAPT)" : "",
+                what[2]);
 }
 
 void rcoll__shm_cma_ident(rcoll_comm_t *comm, rcoll__shm_t *sh)
@@ -83,7 +92,7 @@ void rcoll__shm_cma_ident(rcoll_comm_t *comm, rcoll__shm_t *sh)
     id->pid = (int64_t)getpid();
     id->base = (uint64_t)(uintptr_t)sh->base;
     if (sh->me == 0) {
-        choose_sizes(comm, id);
+        choose_sizes(comm, sh, id);
     }
 }
 
@@ -158,6 +167,7 @@ void rcoll__shm_cma_ready(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
     sh->cma_ag_max = (size_t)id0->cma_hi[RCOLL_TUNE_CMA_ALLGATHER];
     sh->cma_red_min = (size_t)id0->cma_lo[RCOLL_TUNE_CMA_REDUCE];
     sh->cma_red_max = (size_t)id0->cma_hi[RCOLL_TUNE_CMA_REDUCE];
+    rcoll__shm_adapt_ready(sh);
     /* the reduce scratch is made on first use (shm_reduce_cma.c):
      * a failure here could not be agreed on, only reported there */
 }

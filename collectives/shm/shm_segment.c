@@ -42,6 +42,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "shm.h"
+#include "shm_adapt.h"
 #include "auth.h"
 #include "stream_min.h"
 
@@ -99,6 +100,7 @@ void rcoll__shm_free(rcoll_comm_t *comm)
     if (sh == NULL) {
         return;
     }
+    rcoll__shm_adapt_report(comm, sh);
     rcoll__shm_segment_drop(sh);
     free(sh->cma_scratch);
     free(sh->fin);
@@ -130,6 +132,8 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     sh->cma_bc_min = sh->cma_ag_min = sh->cma_red_min = SIZE_MAX;
     sh->cma_bc_max = sh->cma_ag_max = sh->cma_red_max = 0;
     sh->cma_share_min = RCOLL__SHM_CMA_SHARE_MIN;
+    sh->adapt.min = SIZE_MAX;                  /* no run-time choice until the set-up agrees */
+    sh->adapt.ahead = 16;
     sh->red_pieced_min = RCOLL__SHM_RED_PIECED_MIN;
     sh->red_piece = RCOLL__SHM_RED_PIECE;
     sh->stream_min = comm->ctx ? rcoll__shm_stream_min(rcoll_ctx_config(comm->ctx))

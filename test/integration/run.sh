@@ -283,6 +283,14 @@ run_set() {
             run_one "coll_check --algs shm RCOLL_SHM_CMA=on" "$n" 300 \
                 "$(command -v env)" RCOLL_SHM_CMA=on "$here/coll_check" --algs shm
         fi
+        # the allgather's run-time path choice switched at random by rank 0
+        # (hundreds of times): every call on every rank must take rank 0's
+        # path for it, or the call fails; each result validated
+        if [ -z "$node_arg" ] && [ "${RCOLL_SHM:-1}" != 0 ] && [ "$n" = 2 ]; then
+            run_one "osu_allgather -c RCOLL_SHM_ADAPT=random" "$n" 120 \
+                "$(command -v env)" RCOLL_SHM_ADAPT=random "$top/examples/rcoll_osu_allgather" \
+                -c -s 16384,24576,65536,131072,1048576 -i 400 -x 10
+        fi
     fi
     wants comm && run_one comm_check "$n" 180 "$here/comm_check"
     wants group && run_one group_check "$n" 180 "$here/group_check"

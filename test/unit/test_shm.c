@@ -25,6 +25,7 @@
 #include "core.h"
 #include "shm/shm.h"
 #include "shm/shm_cma.h"
+#include "shm/shm_adapt.h"
 #include "stream_min.h"
 #include "selector.h"
 
@@ -232,7 +233,11 @@ static void make_script(script_op_t *s, int p, size_t chunk_elems, size_t small_
     }
 }
 
-/* Run the script on p simulated ranks; bias > 0 lets one rank run ahead. */
+/* Run the script on p simulated ranks; bias > 0 lets one rank run ahead.
+ * cma 1: single-copy reads above the slot size; 2: also every other op an
+ * allgather whose path rank 0 picks at random at run time (shm_adapt.h),
+ * fixed only 2 collectives ahead (ranks wait for its choice) or 16 (it
+ * waits to overwrite entries a lagging rank may still need). */
 static void run_world(int p, uint64_t seed, int bias, int cma)
 {
     frank_t fr[PMAX];
@@ -287,8 +292,18 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
             sh[r]->cma_scratch = alloc_aligned(64, 2 * RCOLL__SHM_CMA_PIECE);
             assert_non_null(sh[r]->cma_scratch);
         }
+        if (cma == 2) {
+            sh[r]->adapt.min = 1;
+            sh[r]->adapt.ahead = seed & 1 ? 2 : 16;   /* 16: more entries than the ring holds
+                                                        * are ahead of a lagging rank */
+            sh[r]->adapt.chaos = r == 0 ? seed | 1 : 0;
+        }
     }
     make_script(script, p, sh[0]->chunk / 4, sh[0]->small_max / 4);
+    for (int j = 0; cma == 2 && j < NOPS; j += 2) {
+        script[j].type = RCOLL_COLL_ALLGATHER;
+        script[j].dtype = RCOLL_INT32;
+    }
     maxcount = 0;
     for (int j = 0; j < NOPS; j++) {
         maxcount = script[j].count > maxcount ? script[j].count : maxcount;
@@ -349,6 +364,9 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
             free(fres[j][r]);
         }
     }
+    if (cma == 2) {
+        assert_true(sh[0]->adapt.changes > 2);    /* the paths did change under the ranks */
+    }
     /* every rank's flags agree at the end */
     for (int r = 0; r < p; r++) {
         assert_int_equal(sh[r]->completed, (uint64_t)NOPS);
@@ -387,6 +405,56 @@ static void test_interleavings_cma(void **state)
             run_world(p, seed * 104729 + (uint64_t)p, 20, 1);
         }
     }
+}
+
+/* The allgather's run-time path choice (shm_adapt.h) changing at random
+ * under every interleaving: every rank must take the same path for each
+ * call (else the ranks wait for each other forever or read a slot word of
+ * the other path: a deadlock or a protocol error fails the run). */
+static void test_interleavings_adapt(void **state)
+{
+    (void)state;
+    for (int p = 2; p <= PMAX; p++) {
+        for (uint64_t seed = 1; seed <= 10; seed++) {
+            run_world(p, seed * 7919 + (uint64_t)p, 0, 2);
+            run_world(p, seed * 104729 + (uint64_t)p, 20, 2);   /* rank 0 runs ahead */
+        }
+    }
+}
+
+/* Rank 0's estimates: the other path takes over once its sample is 15%
+ * faster, a preempted call on the current path moves the estimate by 6% at
+ * most (so it does not flip the choice to a path that is not faster), tries
+ * of the other path that are slower change nothing, and once it is 1.6x
+ * slower it is tried less often (until a try finds it within 1.4x). */
+static void test_adapt_estimates(void **state)
+{
+    (void)state;
+    rcoll__shm_t sh;
+    memset(&sh, 0, sizeof(sh));
+    size_t n = 64 * 1024;              /* class 3 */
+    uint32_t bit = 1u << 3;
+    sh.adapt.want = 0;                 /* two copies */
+    for (int i = 0; i < 8; i++) {
+        rcoll__shm_adapt_sample(&sh, n, 0, 0, 10000);
+    }
+    rcoll__shm_adapt_sample(&sh, n, 1, 1, 9200);        /* a try: only 8% faster */
+    assert_int_equal(sh.adapt.want & bit, 0);
+    rcoll__shm_adapt_sample(&sh, n, 0, 0, 1000000);     /* preempted: 10000 -> 10625 */
+    assert_true(sh.adapt.est[3][0] > 10600 && sh.adapt.est[3][0] < 10700);
+    assert_int_equal(sh.adapt.want & bit, 0);            /* 9200 > 0.85 x 10625 */
+    rcoll__shm_adapt_sample(&sh, n, 1, 1, 8000);        /* a try 25% faster: switch */
+    assert_int_equal(sh.adapt.want & bit, bit);
+    uint32_t rare = 1u << (RCOLL__SHM_ADAPT_NB + 3);
+    rcoll__shm_adapt_sample(&sh, n, 0, 1, 20000);       /* the old path, tried, 2.5x slower: */
+    assert_int_equal(sh.adapt.want, bit | rare);         /* tried 1 call in 512 from now on */
+    rcoll__shm_adapt_sample(&sh, n, 0, 1, 9000);        /* tried again: not 15% faster, */
+    assert_int_equal(sh.adapt.want, bit);                /* but no longer 1.4x slower */
+    for (int i = 0; i < 8; i++) {                        /* single copy slows down (phase) */
+        rcoll__shm_adapt_sample(&sh, n, 1, 0, 40000);
+    }
+    assert_int_equal(sh.adapt.want & bit, 0);            /* back to two copies */
+    assert_int_equal(sh.adapt.want & ~bit, 0);           /* no other class moved */
 }
 
 /* The CMA tests' fixture: a 2-rank segment of communicator id in local
@@ -1024,6 +1092,8 @@ int main(void)
         cmocka_unit_test(test_agree_outcome),
         cmocka_unit_test(test_interleavings),
         cmocka_unit_test(test_interleavings_cma),
+        cmocka_unit_test(test_interleavings_adapt),
+        cmocka_unit_test(test_adapt_estimates),
         cmocka_unit_test(test_cma_read_errors),
         cmocka_unit_test(test_cma_write_errors),
         cmocka_unit_test(test_copy_stream),

@@ -1,0 +1,222 @@
+/*
+ * shm_adapt.c - rank 0's run-time choice of the shm allgather's path (single
+ * copy or two copies) per block-size class, and how every rank follows it
+ * for the same collective.  The protocol is in shm_adapt.h; docs/shm.md,
+ * "Adaptive single copy", has the measurements behind it.
+ */
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+#include "shm_adapt.h"
+
+/* One call in 64 takes the other path (one in 512 where rank 0 found it
+ * 1.6x slower): by a hash of k, so every rank agrees without a word, and a
+ * loop that alternates collectives (k of one parity) still explores. */
+static int explore_k(uint64_t k, int rare)
+{
+    return ((k * 0x9E3779B97F4A7C15ull) >> (rare ? 55 : 58)) == 0;
+}
+
+#define RARE(b) (1u << (RCOLL__SHM_ADAPT_NB + (b)))
+
+static int size_class(size_t n)
+{
+    int b = 63 - __builtin_clzll((unsigned long long)n | 1) - 13;
+    return b < 0 ? 0 : b >= RCOLL__SHM_ADAPT_NB ? RCOLL__SHM_ADAPT_NB - 1 : b;
+}
+
+uint64_t rcoll__shm_adapt_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void rcoll__shm_adapt_offer(rcoll__shm_t *sh, int adapt, int random)
+{
+    atomic_store_explicit(&rcoll__shm_adapt_line(sh)->min, adapt ? RCOLL__SHM_ADAPT_MIN : 0,
+                          memory_order_relaxed);
+    sh->adapt.chaos = random ? (uint64_t)getpid() * 2654435761u | 1 : 0;
+}
+
+void rcoll__shm_adapt_ready(rcoll__shm_t *sh)
+{
+    uint64_t m = atomic_load_explicit(&rcoll__shm_adapt_line(sh)->min, memory_order_relaxed);
+    sh->adapt.min = m != 0 ? (size_t)m : SIZE_MAX;
+}
+
+/* The first entry: the fixed sizes (sh->cma_ag_*), judged by the least
+ * size of each class (the power of two most callers use). */
+static uint32_t fixed_bits(const rcoll__shm_t *sh)
+{
+    uint32_t bits = 0;
+    for (int b = 0; b < RCOLL__SHM_ADAPT_NB; b++) {
+        size_t least = (size_t)1 << (13 + b);
+        if (least >= sh->cma_ag_min && least <= sh->cma_ag_max) {
+            bits |= 1u << b;
+        }
+    }
+    return bits;
+}
+
+/* Rank 0: the oldest entry of the ring may be overwritten once no rank can
+ * still need it: every rank is through the collective before the next
+ * entry's eff (it takes that one or a later one from then on). */
+static int may_overwrite(rcoll__shm_t *sh)
+{
+    rcoll__shm_adapt_t *ad = &sh->adapt;
+    uint64_t next_eff = ad->eff[(ad->nent + 1) % RCOLL__SHM_ADAPT_NENT];
+
+    if (next_eff <= 1) {
+        return 1;
+    }
+    for (int q = 1; q < sh->p; q++) {
+        if (!rcoll__shm_flag_ge(&rcoll__shm_ctl(sh, q)->done, &sh->fin[q], next_eff - 1)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static uint64_t chaos_next(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* Rank 0, entering its adaptive collective k: publish a changed choice (it
+ * applies after the horizon), and keep the horizon ahead of k. */
+static void rank0_fix(rcoll__shm_t *sh, uint64_t k)
+{
+    rcoll__shm_adapt_t *ad = &sh->adapt;
+    rcoll__shm_adapt_line_t *L = rcoll__shm_adapt_line(sh);
+    int changed = 0;
+
+    if (!ad->started) {
+        ad->want = fixed_bits(sh);
+        ad->started = 1;
+    }
+    if (ad->chaos != 0) {
+        uint64_t x = chaos_next(&ad->chaos);
+        if ((x & 3) == 0) {
+            ad->want = (uint32_t)(x >> 16) & ((1u << 2 * RCOLL__SHM_ADAPT_NB) - 1);
+        }
+    }
+    if (ad->want != ad->bits && may_overwrite(sh)) {
+        unsigned i = (unsigned)(ad->nent % RCOLL__SHM_ADAPT_NENT);
+        uint64_t eff = ad->horizon_pub + 1;
+        atomic_store_explicit(&L->ent[i], (eff & RCOLL__SHM_K_MASK) | (uint64_t)ad->want << 40,
+                              memory_order_relaxed);
+        ad->eff[i] = eff;
+        ad->nent++;
+        ad->bits = ad->want;
+        ad->changes++;
+        changed = 1;
+    }
+    if (changed || ad->horizon_pub < k + ad->ahead / 2) {
+        ad->horizon_pub = k + ad->ahead;
+        atomic_store_explicit(&L->horizon, ad->horizon_pub, memory_order_release);
+    }
+}
+
+int rcoll__shm_adapt_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *cma,
+                            int *explore)
+{
+    rcoll__shm_t *sh = op->sh;
+    rcoll__shm_adapt_t *ad = &sh->adapt;
+    rcoll__shm_adapt_line_t *L = rcoll__shm_adapt_line(sh);
+    uint64_t k = op->k;
+
+    if (sh->me == 0) {
+        rank0_fix(sh, k);
+    }
+    if (ad->horizon < k) {
+        ad->horizon = atomic_load_explicit(&L->horizon, memory_order_acquire);
+        if (ad->horizon < k) {
+            rcoll__shm_waiting(task, 0, RCOLL__SHM_STEP_ADAPT);
+            return 0;
+        }
+    }
+    /* the entry in force at k: the latest with eff <= k (an entry being
+     * overwritten shows either its old eff, older than the one in force, or
+     * its new one, beyond the horizon read) */
+    uint64_t kk = k & RCOLL__SHM_K_MASK, best = 0;
+    uint32_t bits = 0;
+    int found = 0;
+    for (int i = 0; i < RCOLL__SHM_ADAPT_NENT; i++) {
+        uint64_t w = atomic_load_explicit(&L->ent[i], memory_order_relaxed);
+        uint64_t eff = w & RCOLL__SHM_K_MASK;
+        if (eff <= kk && (!found || eff > best)) {
+            best = eff;
+            bits = (uint32_t)(w >> 40);
+            found = 1;
+        }
+    }
+    int b = size_class(n);
+    *explore = explore_k(k, (bits & RARE(b)) != 0);
+    *cma = (int)((bits >> b) & 1) ^ *explore;
+    return 1;
+}
+
+void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns)
+{
+    rcoll__shm_adapt_t *ad = &sh->adapt;
+    int b = size_class(n), cur, other;
+    double x = (double)ns, *e = &ad->est[b][cma ? 1 : 0];
+    uint32_t *c = &ad->nsamp[b][cma ? 1 : 0];
+
+    if (ad->chaos != 0) {
+        return;
+    }
+    if (*c == 0 || explore) {
+        *e = x;           /* the other path's one sample in 64: its latest word */
+    } else {
+        if (x > 1.25 * *e) {
+            x = 1.25 * *e;   /* a preempted call moves the estimate by 6% at most */
+        }
+        *e += (x - *e) / 4;
+    }
+    if (*c < UINT32_MAX) {
+        (*c)++;
+    }
+    cur = (int)((ad->want >> b) & 1);
+    other = !cur;
+    if (ad->nsamp[b][cur] == 0 || ad->nsamp[b][other] == 0) {
+        return;
+    }
+    if (ad->est[b][other] < RCOLL__SHM_ADAPT_SWITCH * ad->est[b][cur]) {
+        ad->want ^= 1u << b;
+        ad->want &= ~RARE(b);
+    } else if (ad->est[b][other] > 1.6 * ad->est[b][cur]) {
+        ad->want |= RARE(b);       /* trying it costs more than it is likely to find */
+    } else if (ad->est[b][other] < 1.4 * ad->est[b][cur]) {
+        ad->want &= ~RARE(b);
+    }
+}
+
+void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
+{
+    const rcoll__shm_adapt_t *ad = &sh->adapt;
+    char buf[1024];
+    size_t len = 0;
+
+    if (sh->me != 0 || !ad->started || rcoll__log.level < RCOLL_LOG_DEBUG) {
+        return;
+    }
+    for (int b = 0; b < RCOLL__SHM_ADAPT_NB && len < sizeof(buf) - 112; b++) {
+        if (ad->nsamp[b][0] + ad->nsamp[b][1] == 0) {
+            continue;
+        }
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %zu KiB: %s%s (two copies %.2f us "
+                                "x%u, single %.2f us x%u);", ((size_t)1 << (13 + b)) / 1024,
+                                (ad->bits >> b) & 1 ? "single" : "two",
+                                ad->bits & RARE(b) ? ", other tried 1/512" : "",
+                                ad->est[b][0] / 1000.0, ad->nsamp[b][0], ad->est[b][1] / 1000.0,
+                                ad->nsamp[b][1]);
+    }
+    rcoll_debug("shm: communicator 0x%llx: allgather path chosen at run time, %llu changes; "
+                "last choice and estimate per size class from:%s", (unsigned long long)comm->id,
+                (unsigned long long)ad->changes, len > 0 ? buf : " none timed");
+}

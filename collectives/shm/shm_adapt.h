@@ -1,0 +1,83 @@
+/*
+ * shm_adapt.h - the shm allgather's run-time choice between single copy
+ * (process_vm_readv, shm_cma.h) and two copies through the segment, per
+ * block-size class, made by rank 0 of the segment from its own timings
+ * and followed by every rank for the same collective.
+ *
+ * Why at run time: on the 2-vCPU VMs the two-copy path is 3-4x slower in
+ * the slow phase a vCPU falls into whenever it idles, while the single
+ * copy is steady but pays ~1.4 us per read before it moves a byte; which
+ * one wins at a size changes with the phase, many times a second
+ * (docs/shm.md, "Latency phases on a VM" and "Adaptive single copy").
+ *
+ * How the ranks agree: rank 0 publishes, in the segment's header page,
+ * choices that each apply from a collective number on (entries {eff,
+ * bits}: bit b set = size class b goes single copy) and a horizon h: every
+ * entry that applies to a collective <= h is written.  A rank that needs
+ * the path of collective k waits until h >= k (rank 0 raises it to its k +
+ * ahead on entry to every adaptive collective, so this wait is one rank 0
+ * is far behind), then takes the entry with the largest eff <= k.  A new
+ * entry gets eff = h + 1, so it never changes the path of a collective some
+ * rank may have chosen for already; it overwrites the oldest of the ring
+ * only once every rank is through the collectives that entry could apply
+ * to.  One call in 64 (by a hash of k, the same everywhere; one in 512 where
+ * rank 0 found the other path 1.6x slower) takes the other path, so rank 0
+ * keeps timing both.
+ */
+#ifndef RCOLL_SHM_ADAPT_H
+#define RCOLL_SHM_ADAPT_H
+
+#include "shm.h"
+
+#define RCOLL__SHM_ADAPT_MIN     (16 * 1024)  /* blocks from here adapt (the default) */
+#define RCOLL__SHM_ADAPT_OFFSET  2048         /* the shared lines, in the header page */
+#define RCOLL__SHM_ADAPT_SWITCH  0.85         /* the other path must be 15% faster */
+
+/* In the segment's header page, written by rank 0 only. */
+typedef struct {
+    _Atomic uint64_t min;        /* at set-up: blocks from min bytes adapt; 0: none */
+    char             pad0[RCOLL__SHM_LINE - sizeof(uint64_t)];
+    _Atomic uint64_t horizon;    /* every entry for a collective <= horizon is written */
+    char             pad1[RCOLL__SHM_LINE - sizeof(uint64_t)];
+    _Atomic uint64_t ent[RCOLL__SHM_ADAPT_NENT];   /* eff (40 bits) | bits << 40 */
+} rcoll__shm_adapt_line_t;
+_Static_assert(RCOLL__SHM_ADAPT_OFFSET + sizeof(rcoll__shm_adapt_line_t) <= 4096, "header page");
+
+static inline rcoll__shm_adapt_line_t *rcoll__shm_adapt_line(const rcoll__shm_t *sh)
+{
+    return (rcoll__shm_adapt_line_t *)(void *)(sh->base + RCOLL__SHM_ADAPT_OFFSET);
+}
+
+/* 1 if allgathers of n-byte blocks choose their path at run time. */
+static inline int rcoll__shm_adapt_covers(const rcoll__shm_t *sh, size_t n)
+{
+    return n >= sh->adapt.min;
+}
+
+/* Set-up, rank 0 (before it reports in): whether this segment adapts
+ * (RCOLL_SHM_ADAPT, and the allgather's single-copy sizes are the compiled-in
+ * defaults: a tune file's line or RCOLL_SHM_CMA=on keeps them fixed);
+ * random: rank 0 switches at random (RCOLL_SHM_ADAPT=random, for tests). */
+void rcoll__shm_adapt_offer(rcoll__shm_t *sh, int adapt, int random);
+
+/* Set-up over, single-copy reads agreed: take rank 0's offer. */
+void rcoll__shm_adapt_ready(rcoll__shm_t *sh);
+
+/* The path of collective op->k, an allgather of n-byte blocks that
+ * rcoll__shm_adapt_covers: 1 with *cma set (1: single copy), or 0 while
+ * rank 0 has not fixed it yet (task->wait_peer 0, step
+ * RCOLL__SHM_STEP_ADAPT).  *explore: this call takes the other path. */
+int rcoll__shm_adapt_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *cma,
+                            int *explore);
+
+/* Rank 0: its covered call of n-byte blocks took ns nanoseconds on path
+ * cma (explore: it was the 1-in-64 call on the other path). */
+void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns);
+
+/* Rank 0 at the end, RCOLL_LOG_LEVEL=debug: what it chose and measured. */
+void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh);
+
+/* Monotonic nanoseconds (rank 0's timing). */
+uint64_t rcoll__shm_adapt_now(void);
+
+#endif
