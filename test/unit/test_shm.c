@@ -383,15 +383,22 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
     free(seg);
 }
 
+/* run_world for 2..PMAX ranks and nseeds seeds each, every one once with
+ * fair scheduling and once with rank 0 running ahead. */
+static void run_worlds(int cma, uint64_t nseeds)
+{
+    for (int p = 2; p <= PMAX; p++) {
+        for (uint64_t seed = 1; seed <= nseeds; seed++) {
+            run_world(p, seed * 7919 + (uint64_t)p, 0, cma);
+            run_world(p, seed * 104729 + (uint64_t)p, 20, cma);
+        }
+    }
+}
+
 static void test_interleavings(void **state)
 {
     (void)state;
-    for (int p = 2; p <= PMAX; p++) {
-        for (uint64_t seed = 1; seed <= 6; seed++) {
-            run_world(p, seed * 7919 + (uint64_t)p, 0, 0);
-            run_world(p, seed * 104729 + (uint64_t)p, 20, 0);   /* rank 0 runs ahead */
-        }
-    }
+    run_worlds(0, 6);
 }
 
 /* The same with single-copy (CMA) bcast, allgather and reduce above the
@@ -399,12 +406,7 @@ static void test_interleavings(void **state)
 static void test_interleavings_cma(void **state)
 {
     (void)state;
-    for (int p = 2; p <= PMAX; p++) {
-        for (uint64_t seed = 1; seed <= 6; seed++) {
-            run_world(p, seed * 7919 + (uint64_t)p, 0, 1);
-            run_world(p, seed * 104729 + (uint64_t)p, 20, 1);
-        }
-    }
+    run_worlds(1, 6);
 }
 
 /* The allgather's run-time path choice (shm_adapt.h) changing at random
@@ -414,12 +416,7 @@ static void test_interleavings_cma(void **state)
 static void test_interleavings_adapt(void **state)
 {
     (void)state;
-    for (int p = 2; p <= PMAX; p++) {
-        for (uint64_t seed = 1; seed <= 10; seed++) {
-            run_world(p, seed * 7919 + (uint64_t)p, 0, 2);
-            run_world(p, seed * 104729 + (uint64_t)p, 20, 2);   /* rank 0 runs ahead */
-        }
-    }
+    run_worlds(2, 10);
 }
 
 /* Rank 0's estimates: the other path takes over once its sample is 15%
