@@ -109,7 +109,7 @@ typedef struct {
     /* rank 0 only: what it published, and its timings */
     uint64_t horizon_pub, nent, eff[RCOLL__SHM_ADAPT_NENT];
     uint32_t bits, want;     /* bit b: class b single copy; bit NB + b: it tries rarely */
-    int      started;        /* the first entry (from the fixed sizes) is published */
+    int      started;        /* want was set from the fixed sizes (the first entry to publish) */
     double   est[RCOLL__SHM_ADAPT_NB][2];   /* ns per call, [class][single copy] */
     uint32_t nsamp[RCOLL__SHM_ADAPT_NB][2];
     uint64_t changes;        /* entries published */

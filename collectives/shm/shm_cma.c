@@ -57,11 +57,16 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_
 {
     int on = strcmp(rcoll_ctx_config(comm->ctx)->shm_cma, "on") == 0;
     char what[RCOLL_TUNE_NCMA][96];
+    int ag_line = 0;
 
     for (int w = 0; w < RCOLL_TUNE_NCMA; w++) {
         size_t lo = 0, hi = SIZE_MAX;
         int line = on ? 0 : rcoll_selector_cma_range(comm->ctx, w, &lo, &hi);
         char range[40];
+
+        if (w == RCOLL_TUNE_CMA_ALLGATHER) {
+            ag_line = line;
+        }
 
         id->cma_lo[w] = lo;
         id->cma_hi[w] = hi;
@@ -76,9 +81,7 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_
     /* the allgather chooses at run time where its sizes are the defaults
      * (shm_adapt.h): a tune file's line or RCOLL_SHM_CMA=on says what to do */
     const char *mode = rcoll_ctx_config(comm->ctx)->shm_adapt;
-    size_t lo, hi;
-    int adapt = !on && strcmp(mode, "off") != 0 &&
-                rcoll_selector_cma_range(comm->ctx, RCOLL_TUNE_CMA_ALLGATHER, &lo, &hi) == 0;
+    int adapt = !on && strcmp(mode, "off") != 0 && ag_line == 0;
     rcoll__shm_adapt_offer(sh, adapt, adapt && strcmp(mode, "random") == 0);
     rcoll_debug("shm: communicator 0x%llx: single-copy sizes where the ranks can read each "
                 "other: bcast %s, allgather blocks %s%s, reduce %s", (unsigned long long)comm->id,
