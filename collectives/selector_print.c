@@ -127,10 +127,9 @@ void rcoll_selector_print_figures(FILE *out, const rcoll_model_t *defaults,
         fprintf(out, "#   %-14s %-18s %-18s %s\n", rcoll_tune_cma_name(w), dbuf, tbuf,
                 line > 0 ? "tune file" : "default");
     }
-    size_t aglo, aghi;
-    if (rcoll_tune_cma_range(t, RCOLL_TUNE_CMA_ALLGATHER, &aglo, &aghi) <= 0)
-        fprintf(out, "#   with no cma_allgather line, allgather blocks from 16 KiB choose their path at "
-                     "run time (RCOLL_SHM_ADAPT=auto; docs/shm.md)\n");
+    fprintf(out, "#   with RCOLL_SHM_ADAPT=auto (the default), allgather blocks from 16 KiB choose their "
+                 "path at run time,\n#   starting from the cma_allgather sizes used above "
+                 "(docs/shm.md, \"Adaptive single copy\")\n");
     fputc('\n', out);
 }
 

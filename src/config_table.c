@@ -61,10 +61,10 @@ static const rcoll_config_entry_t core_table[] = {
       "through the segment at run time, per block-size class from 16 KiB: rank 0 of the node "
       "times its calls, tries the other path one call in 64 (in 512 once it is 1.6x slower) "
       "and switches when it is 15% faster; every rank follows rank 0's choice for the same "
-      "call (docs/shm.md, \"Adaptive single copy\"). auto: where the allgather's single-copy "
-      "sizes are the defaults of RCOLL_SHM_CMA=auto (a tune file's shm cma_allgather line or "
-      "RCOLL_SHM_CMA=on fix them) and the ranks can read each other's memory; off: the fixed "
-      "sizes; random: a test setting, rank 0 switches the paths at random. Rank 0's value "
+      "call (docs/shm.md, \"Adaptive single copy\"). auto: under RCOLL_SHM_CMA=auto where "
+      "the ranks can read each other's memory, starting from the allgather's single-copy "
+      "sizes (the defaults, or a tune file's shm cma_allgather line); off: those sizes, fixed "
+      "(RCOLL_SHM_CMA=on fixes them too); random: a test setting, rank 0 switches the paths at random. Rank 0's value "
       "counts; set with rcoll_config_set, it applies to the segments set up afterwards",
       RCOLL_CONFIG_ENUM, F(shm_adapt), "auto|off|random", 1 },
     { "SHM_STREAM_MIN", "auto", "Receive-buffer size in bytes from which the shm collectives "

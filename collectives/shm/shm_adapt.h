@@ -55,9 +55,10 @@ static inline int rcoll__shm_adapt_covers(const rcoll__shm_t *sh, size_t n)
 }
 
 /* Set-up, rank 0 (before it reports in): whether this segment adapts
- * (RCOLL_SHM_ADAPT, and the allgather's single-copy sizes are the compiled-in
- * defaults: a tune file's line or RCOLL_SHM_CMA=on keeps them fixed);
- * random: rank 0 switches at random (RCOLL_SHM_ADAPT=random, for tests). */
+ * (RCOLL_SHM_ADAPT, starting from the allgather's single-copy sizes, the
+ * defaults' or a tune file's; RCOLL_SHM_CMA=on or sizes rcoll_tune set
+ * keep them fixed); random: rank 0 switches at random
+ * (RCOLL_SHM_ADAPT=random, for tests). */
 void rcoll__shm_adapt_offer(rcoll__shm_t *sh, int adapt, int random);
 
 /* Set-up over, single-copy reads agreed: take rank 0's offer. */

@@ -78,14 +78,17 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_
                      on ? "RCOLL_SHM_CMA=on" : line < 0 ? "set by rcoll_tune" : "default");
         }
     }
-    /* the allgather chooses at run time where its sizes are the defaults
-     * (shm_adapt.h): a tune file's line or RCOLL_SHM_CMA=on says what to do */
+    /* the allgather chooses at run time (shm_adapt.h), starting from the
+     * sizes above, the defaults' or a tune file's: one phase of a VM
+     * measured them.  RCOLL_SHM_CMA=on, or sizes rcoll_tune set to time
+     * its crossovers with (ag_line < 0), keep them fixed. */
     const char *mode = rcoll_ctx_config(comm->ctx)->shm_adapt;
-    int adapt = !on && strcmp(mode, "off") != 0 && ag_line == 0;
+    int adapt = !on && strcmp(mode, "off") != 0 && ag_line >= 0;
     rcoll__shm_adapt_offer(sh, adapt, adapt && strcmp(mode, "random") == 0);
     rcoll_debug("shm: communicator 0x%llx: single-copy sizes where the ranks can read each "
                 "other: bcast %s, allgather blocks %s%s, reduce %s", (unsigned long long)comm->id,
-                what[0], what[1], adapt ? ", chosen at run time from 16 KiB (RCOLL_SHM_ADAPT)" : "",
+                what[0], what[1],
+                adapt ? ", from 16 KiB chosen at run time starting from these (RCOLL_SHM_ADAPT)" : "",
                 what[2]);
 }
 

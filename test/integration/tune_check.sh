@@ -12,7 +12,9 @@
 #   4. F holds the measured single-copy sizes (`shm cma_* RANGE|none`) and
 #      rcoll_info --model shows them as used; a file whose shm lines say
 #      otherwise sets the sizes a communicator's segment takes (the debug
-#      line of its rank 0 names each with its line in the file).
+#      line of its rank 0 names each with its line in the file); the
+#      allgather's run-time choice starts from the file's sizes
+#      (RCOLL_SHM_ADAPT=auto) or keeps them fixed (off).
 # Exit status 0 only if all hold.  About 40 s.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -142,9 +144,31 @@ if ! RCOLL_TUNE_FILE=$dir/cma RCOLL_LOG_LEVEL=debug timeout --kill-after=10 60 "
     bad "a bcast with the shm lines changed failed"
     tail -n 8 "$dir/cma.log"
 fi
-want="bcast none (tune file line $((n - 2))), allgather blocks 4096-8191 (tune file line $((n - 1))), reduce 1048576-* (tune file line $n)"
+ag="allgather blocks 4096-8191 (tune file line $((n - 1)))"
+adapt=", from 16 KiB chosen at run time starting from these (RCOLL_SHM_ADAPT)"
+want="bcast none (tune file line $((n - 2))), $ag$adapt, reduce 1048576-* (tune file line $n)"
 grep 'r0\].*single-copy sizes' "$dir/cma.log" | grep -F ": $want" >/dev/null ||
     bad "the segment did not take the file's single-copy sizes ($want)"
+# a cma_allgather line is where the run-time choice starts, not the end of
+# it: a 64 KiB allgather is timed and chosen at run time (rank 0's report
+# at communicator free); with RCOLL_SHM_ADAPT=off the file's sizes stay fixed
+for mode in auto off; do
+    if ! RCOLL_TUNE_FILE=$dir/cma RCOLL_SHM_ADAPT=$mode RCOLL_LOG_LEVEL=debug \
+            timeout --kill-after=10 60 "${run[@]}" "$top/examples/rcoll_osu_allgather" \
+            -s 65536 -i 200 -c > "$dir/ag-$mode.log" 2>&1; then
+        bad "an allgather with RCOLL_SHM_ADAPT=$mode and the shm lines changed failed"
+        tail -n 8 "$dir/ag-$mode.log"
+    fi
+    sizes=$(grep 'r0\].*single-copy sizes' "$dir/ag-$mode.log")
+    report=$(grep 'r0\].*allgather path chosen at run time' "$dir/ag-$mode.log")
+    if [ "$mode" = auto ]; then
+        grep -qF "$ag$adapt" <<<"$sizes" || bad "RCOLL_SHM_ADAPT=auto: no run-time choice from the file's sizes: $sizes"
+        grep -qE ' 64 KiB: (single|two)' <<<"$report" || bad "RCOLL_SHM_ADAPT=auto: rank 0 timed no 64 KiB allgather: $report"
+    else
+        grep -qF "$ag, reduce" <<<"$sizes" || bad "RCOLL_SHM_ADAPT=off: the file's allgather sizes are not fixed: $sizes"
+        [ -z "$report" ] || bad "RCOLL_SHM_ADAPT=off: the path was still chosen at run time: $report"
+    fi
+done
 
 if [ "$fail" != 0 ]; then
     for l in mismatch broken; do echo "--- $l.log"; tail -n 8 "$dir/$l.log"; done
