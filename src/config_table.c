@@ -57,15 +57,19 @@ static const rcoll_config_entry_t core_table[] = {
       "afterwards (a communicator's first shared-memory collective); the sizes are those of the "
       "communicator's rank 0",
       RCOLL_CONFIG_ENUM, F(shm_cma), "auto|on|off", 1, .match = RCOLL_CONFIG_MATCH_VALUE },
-    { "SHM_ADAPT", "auto", "The shm allgather chooses between single copy and two copies "
-      "through the segment at run time, per block-size class from 16 KiB: rank 0 of the node "
-      "times its calls, tries the other path one call in 64 (in 512 once it is 1.6x slower) "
-      "and switches when it is 15% faster; every rank follows rank 0's choice for the same "
-      "call (docs/shm.md, \"Adaptive single copy\"). auto: under RCOLL_SHM_CMA=auto where "
-      "the ranks can read each other's memory, starting from the allgather's single-copy "
-      "sizes (the defaults, or a tune file's shm cma_allgather line); off: those sizes, fixed "
-      "(RCOLL_SHM_CMA=on fixes them too); random: a test setting, rank 0 switches the paths at random. Rank 0's value "
-      "counts; set with rcoll_config_set, it applies to the segments set up afterwards",
+    { "SHM_ADAPT", "auto", "Run-time choices of the shm collectives, made by rank 0 of the "
+      "node from its own timings per size class from 16 KiB (it tries the other way one call "
+      "in 64 and switches when it is 15% faster). The allgather: single copy or two copies "
+      "through the segment (tried one call in 512 once 1.6x slower), every rank following "
+      "rank 0's choice for the same call (docs/shm.md, \"Adaptive single copy\"), under "
+      "RCOLL_SHM_CMA=auto where the ranks can read each other's memory, starting from the "
+      "allgather's single-copy sizes (the defaults, or a tune file's shm cma_allgather line). "
+      "The flat allreduce: plain or streaming stores into the segment (docs/shm.md, "
+      "\"Streaming copy-in, chosen at run time\"), not while the node's ranks outnumber its "
+      "CPUs. auto: both; off: the allgather's sizes fixed (RCOLL_SHM_CMA=on fixes them too), "
+      "plain stores; random: a test setting, the choices made at random. Rank 0's value "
+      "counts (a rank with off still keeps plain stores); set with rcoll_config_set, it "
+      "applies to the segments set up afterwards",
       RCOLL_CONFIG_ENUM, F(shm_adapt), "auto|off|random", 1 },
     { "SHM_STREAM_MIN", "auto", "Receive-buffer size in bytes from which the shm collectives "
       "copy into it with non-temporal (streaming) stores, which write whole lines to memory "

@@ -116,6 +116,18 @@ typedef struct {
     uint64_t chaos;          /* tests: nonzero (a random state): publish random choices */
 } rcoll__shm_adapt_t;
 
+/* The flat allreduce's copy into its slot: plain or streaming stores,
+ * rank 0's run-time choice per size class (shm_adapt.h, "store"). */
+typedef struct {
+    size_t   min;            /* vectors from min bytes choose; SIZE_MAX: none */
+    uint32_t want;           /* rank 0: bit b: class b streams */
+    double   est[RCOLL__SHM_ADAPT_NB][2];   /* ns per call, [class][streaming] */
+    uint32_t nsamp[RCOLL__SHM_ADAPT_NB][2];
+    uint64_t changes;        /* choices changed (rank 0) */
+    uint64_t chaos;          /* tests: nonzero (a random state): choose at random */
+    int      published;      /* rank 0: its choice is in the header page's store word */
+} rcoll__shm_store_t;
+
 /* Per-communicator private state (rcoll_coll_comm(comm)->shm). */
 typedef struct rcoll__shm {
     rcoll__shm_state_t state;
@@ -166,6 +178,7 @@ typedef struct rcoll__shm {
     size_t    red_pieced_min, red_piece;
     char     *cma_scratch;            /* single-copy reduce: 2 pieces (shm_reduce_cma.c) */
     rcoll__shm_adapt_t adapt;         /* the allgather's run-time path choice (shm_adapt.h) */
+    rcoll__shm_store_t store;         /* the flat allreduce's store choice (shm_adapt.h) */
 } rcoll__shm_t;
 
 /* ---- single-copy reads (shm_cma.c) ---- */

@@ -5,6 +5,7 @@
  * "Adaptive single copy", has the measurements behind it.
  */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include "shm_adapt.h"
@@ -160,16 +161,18 @@ int rcoll__shm_adapt_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, i
     return 1;
 }
 
-void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns)
+/* The estimate both choices keep per size class b and path (0, 1): a
+ * moving average (1/4) for the path in use, a call over 1.25x the estimate
+ * counting as 1.25x; the latest try for the other.  *want's bit b flips
+ * once the other is 15% faster; with `rare`, bit NB + b (RARE) is set
+ * while the other was found 1.6x slower.  1 if bit b flipped. */
+static int estimate(double est[][2], uint32_t nsamp[][2], uint32_t *want, int b, int path,
+                    int explore, uint64_t ns, int rare)
 {
-    rcoll__shm_adapt_t *ad = &sh->adapt;
-    int b = size_class(n), cur, other;
-    double x = (double)ns, *e = &ad->est[b][cma ? 1 : 0];
-    uint32_t *c = &ad->nsamp[b][cma ? 1 : 0];
+    double x = (double)ns, *e = &est[b][path];
+    uint32_t *c = &nsamp[b][path];
+    int cur, other;
 
-    if (ad->chaos != 0) {
-        return;
-    }
     if (*c == 0 || explore) {
         *e = x;           /* the other path's one sample in 64: its latest word */
     } else {
@@ -181,42 +184,133 @@ void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, u
     if (*c < UINT32_MAX) {
         (*c)++;
     }
-    cur = (int)((ad->want >> b) & 1);
+    cur = (int)((*want >> b) & 1);
     other = !cur;
-    if (ad->nsamp[b][cur] == 0 || ad->nsamp[b][other] == 0) {
+    if (nsamp[b][cur] == 0 || nsamp[b][other] == 0) {
+        return 0;
+    }
+    if (est[b][other] < RCOLL__SHM_ADAPT_SWITCH * est[b][cur]) {
+        *want ^= 1u << b;
+        *want &= ~RARE(b);
+        return 1;
+    }
+    if (!rare) {
+        return 0;
+    }
+    if (est[b][other] > 1.6 * est[b][cur]) {
+        *want |= RARE(b);       /* trying it costs more than it is likely to find */
+    } else if (est[b][other] < 1.4 * est[b][cur]) {
+        *want &= ~RARE(b);
+    }
+    return 0;
+}
+
+void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns)
+{
+    rcoll__shm_adapt_t *ad = &sh->adapt;
+
+    if (ad->chaos != 0) {
         return;
     }
-    if (ad->est[b][other] < RCOLL__SHM_ADAPT_SWITCH * ad->est[b][cur]) {
-        ad->want ^= 1u << b;
-        ad->want &= ~RARE(b);
-    } else if (ad->est[b][other] > 1.6 * ad->est[b][cur]) {
-        ad->want |= RARE(b);       /* trying it costs more than it is likely to find */
-    } else if (ad->est[b][other] < 1.4 * ad->est[b][cur]) {
-        ad->want &= ~RARE(b);
+    estimate(ad->est, ad->nsamp, &ad->want, size_class(n), cma ? 1 : 0, explore, ns, 1);
+}
+
+void rcoll__shm_store_offer(rcoll__shm_t *sh, const char *mode, int oversubscribed)
+{
+    rcoll__shm_store_t *st = &sh->store;
+
+    st->min = strcmp(mode, "off") == 0 || oversubscribed ? SIZE_MAX : RCOLL__SHM_STORE_MIN;
+    st->chaos = strcmp(mode, "random") == 0 ? (uint64_t)getpid() * 0x9E3779B97F4A7C15ull | 1 : 0;
+}
+
+int rcoll__shm_store_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore)
+{
+    rcoll__shm_store_t *st = &sh->store;
+    _Atomic uint64_t *word = &rcoll__shm_adapt_line(sh)->store;
+    int b = size_class(n);
+    uint32_t want;
+
+    *explore = 0;
+    if (st->chaos != 0) {
+        return (int)(chaos_next(&st->chaos) >> 32 & 1);
     }
+    if (sh->me == 0) {
+        if (!st->published) {
+            atomic_store_explicit(word, RCOLL__SHM_STORE_ON | st->want, memory_order_relaxed);
+            st->published = 1;
+        }
+        want = st->want;
+    } else {
+        uint64_t w = atomic_load_explicit(word, memory_order_relaxed);
+        if (!(w & RCOLL__SHM_STORE_ON)) {
+            return 0;        /* rank 0 does not choose (yet): plain */
+        }
+        want = (uint32_t)w;
+    }
+    *explore = explore_k(k, 0);
+    return (int)((want >> b) & 1) ^ *explore;
+}
+
+void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns)
+{
+    rcoll__shm_store_t *st = &sh->store;
+    uint32_t before = st->want;
+
+    if (sh->me != 0 || st->chaos != 0) {
+        return;
+    }
+    /* never tried rarely: a spell of slow calls can switch a class to
+     * streaming in the fast phase, where it costs up to 2x (256 KiB), and
+     * the next plain try must come soon to switch it back */
+    if (estimate(st->est, st->nsamp, &st->want, size_class(n), stream ? 1 : 0, explore, ns, 0)) {
+        st->changes++;
+    }
+    if (st->want != before) {
+        atomic_store_explicit(&rcoll__shm_adapt_line(sh)->store, RCOLL__SHM_STORE_ON | st->want,
+                              memory_order_relaxed);
+    }
+}
+
+/* Per timed class: " 64 KiB: CHOICE[, other tried 1/512] (WAY0 us xN, WAY1
+ * us xN);" into buf; its length. */
+static size_t classes(char *buf, size_t size, const double est[][2], const uint32_t nsamp[][2],
+                      uint32_t bits, const char *const choice[2], const char *const way[2])
+{
+    size_t len = 0;
+
+    for (int b = 0; b < RCOLL__SHM_ADAPT_NB && len < size - 112; b++) {
+        if (nsamp[b][0] + nsamp[b][1] == 0) {
+            continue;
+        }
+        len += (size_t)snprintf(buf + len, size - len, " %zu KiB: %s%s (%s %.2f us x%u, %s %.2f "
+                                "us x%u);", ((size_t)1 << (13 + b)) / 1024, choice[(bits >> b) & 1],
+                                bits & RARE(b) ? ", other tried 1/512" : "", way[0],
+                                est[b][0] / 1000.0, nsamp[b][0], way[1], est[b][1] / 1000.0,
+                                nsamp[b][1]);
+    }
+    return len;
 }
 
 void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
 {
+    static const char *const path[2] = { "two", "single" }, *const path_way[2] = { "two copies", "single" };
+    static const char *const store[2] = { "plain", "streaming" };
     const rcoll__shm_adapt_t *ad = &sh->adapt;
+    const rcoll__shm_store_t *st = &sh->store;
     char buf[1024];
-    size_t len = 0;
 
-    if (sh->me != 0 || !ad->started || rcoll__log.level < RCOLL_LOG_DEBUG) {
+    if (rcoll__log.level < RCOLL_LOG_DEBUG || sh->me != 0) {
         return;
     }
-    for (int b = 0; b < RCOLL__SHM_ADAPT_NB && len < sizeof(buf) - 112; b++) {
-        if (ad->nsamp[b][0] + ad->nsamp[b][1] == 0) {
-            continue;
-        }
-        len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %zu KiB: %s%s (two copies %.2f us "
-                                "x%u, single %.2f us x%u);", ((size_t)1 << (13 + b)) / 1024,
-                                (ad->bits >> b) & 1 ? "single" : "two",
-                                ad->bits & RARE(b) ? ", other tried 1/512" : "",
-                                ad->est[b][0] / 1000.0, ad->nsamp[b][0], ad->est[b][1] / 1000.0,
-                                ad->nsamp[b][1]);
+    if (classes(buf, sizeof(buf), st->est, st->nsamp, st->want, store, store) > 0) {
+        rcoll_debug("shm: communicator 0x%llx: flat allreduce copy-in stores chosen at run time, "
+                    "%llu changes; last choice and estimate per size class from:%s",
+                    (unsigned long long)comm->id, (unsigned long long)st->changes, buf);
     }
-    rcoll_debug("shm: communicator 0x%llx: allgather path chosen at run time, %llu changes; "
-                "last choice and estimate per size class from:%s", (unsigned long long)comm->id,
-                (unsigned long long)ad->changes, len > 0 ? buf : " none timed");
+    if (ad->started) {
+        size_t len = classes(buf, sizeof(buf), ad->est, ad->nsamp, ad->bits, path, path_way);
+        rcoll_debug("shm: communicator 0x%llx: allgather path chosen at run time, %llu changes; "
+                    "last choice and estimate per size class from:%s", (unsigned long long)comm->id,
+                    (unsigned long long)ad->changes, len > 0 ? buf : " none timed");
+    }
 }

@@ -40,6 +40,8 @@ typedef struct {
     _Atomic uint64_t horizon;    /* every entry for a collective <= horizon is written */
     char             pad1[RCOLL__SHM_LINE - sizeof(uint64_t)];
     _Atomic uint64_t ent[RCOLL__SHM_ADAPT_NENT];   /* eff (40 bits) | bits << 40 */
+    char             pad2[RCOLL__SHM_LINE - RCOLL__SHM_ADAPT_NENT * sizeof(uint64_t)];
+    _Atomic uint64_t store;      /* RCOLL__SHM_STORE_ON | the flat allreduce's store choice */
 } rcoll__shm_adapt_line_t;
 _Static_assert(RCOLL__SHM_ADAPT_OFFSET + sizeof(rcoll__shm_adapt_line_t) <= 4096, "header page");
 
@@ -75,7 +77,42 @@ int rcoll__shm_adapt_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, i
  * cma (explore: it was the 1-in-64 call on the other path). */
 void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns);
 
-/* Rank 0 at the end, RCOLL_LOG_LEVEL=debug: what it chose and measured. */
+/*
+ * The flat allreduce's copy of each rank's vector into its slot
+ * (shm_reduction.c): plain or streaming stores (shm_copy.h), per size
+ * class from RCOLL__SHM_STORE_MIN.  Why: the peers fold the slot's lines
+ * out of this core's cache, one line transfer each, which the VMs' slow
+ * phase makes 3x dearer; streamed lines come from memory at the same speed
+ * in either phase (AMD EPYC VM, 2 ranks, 100000 B: plain 12.4-14.0 us in
+ * the fast phase, 34-40 in the slow one; streaming 17.4-19.1; docs/shm.md
+ * "Streaming copy-in, chosen at run time").
+ *
+ * A rank's store kind changes how fast the others fold, not the bytes, so
+ * the ranks need no agreement for correctness, but a rank's own time
+ * measures the others' choice: rank 0 decides for all with the estimator
+ * above (its calls timed, the other kind tried one call in 64 by the hash
+ * of k, the same on every rank, so all try together; never 1 in 512: a
+ * wrong switch must be undone soon) and publishes its
+ * choice in the header page's `store` word; the others read it at the
+ * start of each call (a stale word costs speed for a call, nothing else).
+ */
+#define RCOLL__SHM_STORE_MIN (16 * 1024)
+#define RCOLL__SHM_STORE_ON  (1ull << 63)   /* in `store`: rank 0 chooses (else: plain) */
+
+/* Set-up, every rank: its own RCOLL_SHM_ADAPT (off: plain stores only;
+ * random: a random choice per call, for tests); none while the node's ranks
+ * outnumber its CPUs (a timing there measures the scheduler). */
+void rcoll__shm_store_offer(rcoll__shm_t *sh, const char *mode, int oversubscribed);
+
+/* 1 if collective k's n-byte flat allreduce (n >= sh->store.min) copies in
+ * with streaming stores; *explore: this is the 1-in-64 try. */
+int rcoll__shm_store_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore);
+
+/* Rank 0: its call's time, from its copy-in to its return, in ns. */
+void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns);
+
+/* At the end, RCOLL_LOG_LEVEL=debug: rank 0's allgather choices and
+ * measurements, and every rank's store choices. */
 void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh);
 
 /* Monotonic nanoseconds (rank 0's timing). */

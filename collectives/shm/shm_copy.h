@@ -14,7 +14,10 @@
  *
  * Used where measured faster (2 ranks, medians of 4 alternating runs,
  * 2026-12-03): the allreduce's result copy-out (2-16 MiB 6-18% faster) and
- * the pipelined bcast's copy-out (16 MiB 20%, 1-8 MiB unchanged).  Not the
+ * the pipelined bcast's copy-out (16 MiB 20%, 1-8 MiB unchanged).  Also,
+ * chosen at run time, the flat allreduce's copy into its slot, for another
+ * reason: the peers then read the lines from memory instead of from this
+ * core's cache, which the VMs' slow phase makes 3x dearer (shm_adapt.h).  Not the
  * allgather: its receive buffer is rewritten by the next call's reads of
  * the peers' blocks, which then miss the cache the streamed lines left
  * (1-4 MiB blocks 1.3-1.5x slower).

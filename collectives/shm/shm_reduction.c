@@ -21,6 +21,8 @@
  */
 #include <string.h>
 #include "reduce.h"
+#include "shm_adapt.h"
+#include "shm_copy.h"
 #include "shm_reduction.h"
 
 typedef rcoll__shm_red_t ar_shm_state_t;
@@ -94,6 +96,36 @@ static rcoll_status_t red_small_pieced(rcoll_task_t *task, ar_shm_state_t *S, si
     return RCOLL_OK;
 }
 
+/* This rank's vector into its slot: plain stores, or from sh->store.min
+ * on in an allreduce, plain or streaming as rank 0 chooses at run time
+ * (shm_adapt.h), rank 0 timing the call from here to its return.  0 while
+ * some rank is not through k - 2. */
+static int copy_in(rcoll_task_t *task, ar_shm_state_t *S, size_t n, int root)
+{
+    rcoll__shm_t *sh = S->op.sh;
+    const void *src = task->args.sendbuf;
+
+    if (root >= 0 || n < sh->store.min) {
+        return rcoll__shm_slot_write(task, &S->op, src, n);
+    }
+    if (!S->chosen) {
+        S->stream = rcoll__shm_store_choose(sh, S->op.k, n, &S->explore);
+        S->t0 = sh->me == 0 ? rcoll__shm_adapt_now() : 0;
+        S->chosen = 1;
+    }
+    if (!S->stream) {
+        return rcoll__shm_slot_write(task, &S->op, src, n);
+    }
+    if (!rcoll__shm_slots_free(task, sh, S->op.k)) {
+        return 0;
+    }
+    /* ends with a store fence: the data before the word that announces it */
+    rcoll__shm_copy_stream(rcoll__shm_slot_data(sh, sh->me, S->op.k, n), src, n);
+    atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, S->op.k), S->op.word,
+                          memory_order_release);
+    return 1;
+}
+
 static rcoll_status_t ar_small(rcoll_task_t *task, ar_shm_state_t *S, size_t n, int root)
 {
     rcoll__shm_t *sh = S->op.sh;
@@ -101,7 +133,7 @@ static rcoll_status_t ar_small(rcoll_task_t *task, ar_shm_state_t *S, size_t n, 
     uint64_t k = S->op.k;
 
     if (task->phase == PH_START) {
-        if (!rcoll__shm_slot_write(task, &S->op, a->sendbuf, n)) {
+        if (!copy_in(task, S, n, root)) {
             return RCOLL_INPROGRESS;
         }
         task->phase = PH_GATHER;
@@ -130,6 +162,9 @@ static rcoll_status_t ar_small(rcoll_task_t *task, ar_shm_state_t *S, size_t n, 
         }
     }
 #undef SRC
+    if (S->t0 != 0) {
+        rcoll__shm_store_sample(sh, n, S->stream, S->explore, rcoll__shm_adapt_now() - S->t0);
+    }
     rcoll__shm_leave(task, &S->op);
     return RCOLL_OK;
 }

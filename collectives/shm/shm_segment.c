@@ -138,6 +138,12 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     sh->red_piece = RCOLL__SHM_RED_PIECE;
     sh->stream_min = comm->ctx ? rcoll__shm_stream_min(rcoll_ctx_config(comm->ctx))
                                : rcoll_stream_min_auto();   /* unit tests' bare comms */
+    sh->store.min = SIZE_MAX;
+    if (comm->ctx != NULL) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        rcoll__shm_store_offer(sh, rcoll_ctx_config(comm->ctx)->shm_adapt,
+                               ncpu > 0 && sh->p > ncpu);
+    }
     return sh;
 }
 

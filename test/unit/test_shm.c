@@ -454,6 +454,53 @@ static void test_adapt_estimates(void **state)
     assert_int_equal(sh.adapt.want & ~bit, 0);           /* no other class moved */
 }
 
+/* The flat allreduce's store choice (shm_adapt.h): rank 0 decides and
+ * publishes, another rank follows its word (plain until rank 0 has
+ * published), both take the 1-in-64 try on the same calls, and rank 0
+ * switches to streaming once a try is 15% faster. */
+static void test_store_choice(void **state)
+{
+    (void)state;
+    static _Alignas(64) char page[4096];
+    rcoll__shm_t sh0, sh1;
+    memset(page, 0, sizeof(page));
+    memset(&sh0, 0, sizeof(sh0));
+    memset(&sh1, 0, sizeof(sh1));
+    sh0.base = sh1.base = page;
+    sh0.me = 0;
+    sh1.me = 1;
+    sh0.p = sh1.p = 2;
+    size_t n = 100000;                 /* class 3 */
+    int e0, e1;
+
+    assert_int_equal(rcoll__shm_store_choose(&sh1, 1, n, &e1), 0);
+    assert_int_equal(e1, 0);           /* rank 0 not choosing yet: plain, no try */
+    uint64_t k = 1, tried = 0;
+    for (; k < 4096; k++) {
+        int s0 = rcoll__shm_store_choose(&sh0, k, n, &e0);
+        int s1 = rcoll__shm_store_choose(&sh1, k, n, &e1);
+        assert_int_equal(s0, s1);
+        assert_int_equal(e0, e1);
+        assert_int_equal(s0, e0);      /* plain, streaming only on a try */
+        tried += (uint64_t)e0;
+    }
+    assert_true(tried > 4096 / 64 / 2 && tried < 4096 / 64 * 2);
+    for (int i = 0; i < 8; i++) {
+        rcoll__shm_store_sample(&sh0, n, 0, 0, 30000);    /* plain, slow phase */
+    }
+    rcoll__shm_store_sample(&sh0, n, 1, 1, 18000);        /* a try: 40% faster */
+    assert_int_equal(sh0.store.changes, 1);
+    for (k = 4096; k < 4096 + 64; k++) {
+        int s0 = rcoll__shm_store_choose(&sh0, k, n, &e0);
+        int s1 = rcoll__shm_store_choose(&sh1, k, n, &e1);
+        assert_int_equal(s0, s1);
+        assert_int_equal(s0, !e0);     /* streaming now, plain on a try */
+        assert_int_equal(rcoll__shm_store_choose(&sh1, k, 16384, &e1), e1);  /* other classes plain */
+    }
+    rcoll__shm_store_sample(&sh1, n, 0, 1, 1);            /* only rank 0's timings count */
+    assert_int_equal(sh1.store.changes, 0);
+}
+
 /* The CMA tests' fixture: a 2-rank segment of communicator id in local
  * memory (this process is rank 1; RCOLL_SHM_CMA as given) and *gone, the pid
  * of a child that exited and was reaped. */
@@ -1091,6 +1138,7 @@ int main(void)
         cmocka_unit_test(test_interleavings_cma),
         cmocka_unit_test(test_interleavings_adapt),
         cmocka_unit_test(test_adapt_estimates),
+        cmocka_unit_test(test_store_choice),
         cmocka_unit_test(test_cma_read_errors),
         cmocka_unit_test(test_cma_write_errors),
         cmocka_unit_test(test_copy_stream),
