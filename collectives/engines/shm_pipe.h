@@ -31,17 +31,29 @@
 
 /* Collective op->k's n bytes from src into this rank's slot, once every
  * rank is through k - 2, then announce them (with the call's signature,
- * shm.h).  0 while some rank is not. */
-static inline int rcoll__shm_slot_write(rcoll_task_t *task, const rcoll__shm_op_t *op,
-                                        const void *src, size_t n)
+ * shm.h).  0 while some rank is not.  stream: with non-temporal stores
+ * (shm_copy.h; its closing fence orders the data before the word). */
+static inline int rcoll__shm_slot_write_kind(rcoll_task_t *task, const rcoll__shm_op_t *op,
+                                             const void *src, size_t n, int stream)
 {
     rcoll__shm_t *sh = op->sh;
     if (!rcoll__shm_slots_free(task, sh, op->k)) {
         return 0;
     }
-    memcpy(rcoll__shm_slot_data(sh, sh->me, op->k, n), src, n);
+    void *dst = rcoll__shm_slot_data(sh, sh->me, op->k, n);
+    if (stream) {
+        rcoll__shm_copy_stream(dst, src, n);
+    } else {
+        memcpy(dst, src, n);
+    }
     atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, op->k), op->word, memory_order_release);
     return 1;
+}
+
+static inline int rcoll__shm_slot_write(rcoll_task_t *task, const rcoll__shm_op_t *op,
+                                        const void *src, size_t n)
+{
+    return rcoll__shm_slot_write_kind(task, op, src, n, 0);
 }
 
 /* A flat reduce's slot is filled piece by piece so that the root can fold

@@ -183,6 +183,9 @@ typedef struct rcoll__shm {
 
 /* ---- single-copy reads (shm_cma.c) ---- */
 
+/* More ranks on the node than online CPUs (the same on every rank). */
+int rcoll__shm_oversubscribed(const rcoll__shm_t *sh);
+
 /* Set-up: this rank's ident line (pid, mapping), before it reports in. */
 void rcoll__shm_cma_ident(rcoll_comm_t *comm, rcoll__shm_t *sh);
 /* Set-up: 1 if this rank's settings allow single-copy reads and it can read

@@ -254,18 +254,16 @@ int rcoll__shm_store_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore
 void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns)
 {
     rcoll__shm_store_t *st = &sh->store;
-    uint32_t before = st->want;
 
     if (sh->me != 0 || st->chaos != 0) {
         return;
     }
     /* never tried rarely: a spell of slow calls can switch a class to
      * streaming in the fast phase, where it costs up to 2x (256 KiB), and
-     * the next plain try must come soon to switch it back */
+     * the next plain try must come soon to switch it back; so want changes
+     * only when estimate() flips a class */
     if (estimate(st->est, st->nsamp, &st->want, size_class(n), stream ? 1 : 0, explore, ns, 0)) {
         st->changes++;
-    }
-    if (st->want != before) {
         atomic_store_explicit(&rcoll__shm_adapt_line(sh)->store, RCOLL__SHM_STORE_ON | st->want,
                               memory_order_relaxed);
     }

@@ -107,7 +107,7 @@ void rcoll__shm_cma_ident(rcoll_comm_t *comm, rcoll__shm_t *sh)
  * took bcast 32-64 KiB from 4-5 to 15-17 us and allgather 64 KiB from 80
  * to 300 (docs/shm.md).  The same on every rank of a node (one CPU count,
  * one p), and agreed in the verdict anyway. */
-static int oversubscribed(const rcoll__shm_t *sh)
+int rcoll__shm_oversubscribed(const rcoll__shm_t *sh)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     return ncpu > 0 && sh->p > ncpu;
@@ -116,7 +116,7 @@ static int oversubscribed(const rcoll__shm_t *sh)
 static int cma_wanted(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
 {
     const char *mode = rcoll_ctx_config(comm->ctx)->shm_cma;
-    return strcmp(mode, "off") != 0 && (strcmp(mode, "on") == 0 || !oversubscribed(sh));
+    return strcmp(mode, "off") != 0 && (strcmp(mode, "on") == 0 || !rcoll__shm_oversubscribed(sh));
 }
 
 int rcoll__shm_cma_probe(rcoll_comm_t *comm, rcoll__shm_t *sh, int r)

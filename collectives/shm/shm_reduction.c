@@ -22,7 +22,6 @@
 #include <string.h>
 #include "reduce.h"
 #include "shm_adapt.h"
-#include "shm_copy.h"
 #include "shm_reduction.h"
 
 typedef rcoll__shm_red_t ar_shm_state_t;
@@ -103,27 +102,13 @@ static rcoll_status_t red_small_pieced(rcoll_task_t *task, ar_shm_state_t *S, si
 static int copy_in(rcoll_task_t *task, ar_shm_state_t *S, size_t n, int root)
 {
     rcoll__shm_t *sh = S->op.sh;
-    const void *src = task->args.sendbuf;
 
-    if (root >= 0 || n < sh->store.min) {
-        return rcoll__shm_slot_write(task, &S->op, src, n);
-    }
-    if (!S->chosen) {
+    if (root < 0 && n >= sh->store.min && !S->chosen) {
         S->stream = rcoll__shm_store_choose(sh, S->op.k, n, &S->explore);
         S->t0 = sh->me == 0 ? rcoll__shm_adapt_now() : 0;
         S->chosen = 1;
     }
-    if (!S->stream) {
-        return rcoll__shm_slot_write(task, &S->op, src, n);
-    }
-    if (!rcoll__shm_slots_free(task, sh, S->op.k)) {
-        return 0;
-    }
-    /* ends with a store fence: the data before the word that announces it */
-    rcoll__shm_copy_stream(rcoll__shm_slot_data(sh, sh->me, S->op.k, n), src, n);
-    atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, S->op.k), S->op.word,
-                          memory_order_release);
-    return 1;
+    return rcoll__shm_slot_write_kind(task, &S->op, task->args.sendbuf, n, S->stream);
 }
 
 static rcoll_status_t ar_small(rcoll_task_t *task, ar_shm_state_t *S, size_t n, int root)

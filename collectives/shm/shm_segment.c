@@ -140,9 +140,8 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
                                : rcoll_stream_min_auto();   /* unit tests' bare comms */
     sh->store.min = SIZE_MAX;
     if (comm->ctx != NULL) {
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         rcoll__shm_store_offer(sh, rcoll_ctx_config(comm->ctx)->shm_adapt,
-                               ncpu > 0 && sh->p > ncpu);
+                               rcoll__shm_oversubscribed(sh));
     }
     return sh;
 }
