@@ -58,10 +58,11 @@ static const rcoll_config_entry_t core_table[] = {
       "communicator's rank 0",
       RCOLL_CONFIG_ENUM, F(shm_cma), "auto|on|off", 1, .match = RCOLL_CONFIG_MATCH_VALUE },
     { "SHM_ADAPT", "auto", "Run-time choices of the shm collectives, made by rank 0 of the "
-      "node from its own timings per size class from 16 KiB (it tries the other way one call "
-      "in 64 and switches when it is 15% faster). The allgather: single copy or two copies "
-      "through the segment (tried one call in 512 once 1.6x slower), every rank following "
-      "rank 0's choice for the same call (docs/shm.md, \"Adaptive single copy\"), under "
+      "node from its own timings per size class from 16 KiB (it tries the other way about one "
+      "call in 64 and switches when it is 15% faster). The allgather: single copy or two "
+      "copies through the segment (tried in bursts of 8 consecutive collectives, the first "
+      "call of a burst untimed, and first as soon as a size class has 3 timed calls; one "
+      "burst in 512 once 1.6x slower), every rank following rank 0's choice for the same call (docs/shm.md, \"Adaptive single copy\"), under "
       "RCOLL_SHM_CMA=auto where the ranks can read each other's memory, starting from the "
       "allgather's single-copy sizes (the defaults, or a tune file's shm cma_allgather line). "
       "The flat allreduce: plain or streaming stores into the segment (docs/shm.md, "

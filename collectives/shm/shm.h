@@ -112,6 +112,8 @@ typedef struct {
     int      started;        /* want was set from the fixed sizes (the first entry to publish) */
     double   est[RCOLL__SHM_ADAPT_NB][2];   /* ns per call, [class][single copy] */
     uint32_t nsamp[RCOLL__SHM_ADAPT_NB][2];
+    uint8_t  last[RCOLL__SHM_ADAPT_NB];     /* path of the class's previous call + 1 (0: none) */
+    uint32_t run[RCOLL__SHM_ADAPT_NB];      /* timed calls of the current try burst */
     uint64_t changes;        /* entries published */
     uint64_t chaos;          /* tests: nonzero (a random state): publish random choices */
 } rcoll__shm_adapt_t;

@@ -10,9 +10,14 @@
 #include <unistd.h>
 #include "shm_adapt.h"
 
-/* One call in 64 takes the other path (one in 512 where rank 0 found it
- * 1.6x slower): by a hash of k, so every rank agrees without a word, and a
- * loop that alternates collectives (k of one parity) still explores. */
+/* Whether collective k is a try of the other path: the store choice tries
+ * one call in 64 (rare: 1 in 512) by a hash of k, so every rank agrees
+ * without a word and a loop that alternates collectives (k of one parity)
+ * still tries.  The allgather tries in bursts, all of a group of
+ * RCOLL__SHM_ADAPT_BURST consecutive k (one group in 64, or 512): a lone
+ * call on the other path is cold (its buffers and lines left the caches
+ * since its last use) and took 2-3x its steady time (1 MiB blocks: 243-310
+ * us against 97-102), so a lone try never found the faster path. */
 static int explore_k(uint64_t k, int rare)
 {
     return ((k * 0x9E3779B97F4A7C15ull) >> (rare ? 55 : 58)) == 0;
@@ -156,25 +161,28 @@ int rcoll__shm_adapt_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, i
         }
     }
     int b = size_class(n);
-    *explore = explore_k(k, (bits & RARE(b)) != 0);
+    *explore = explore_k(k / RCOLL__SHM_ADAPT_BURST, (bits & RARE(b)) != 0);
     *cma = (int)((bits >> b) & 1) ^ *explore;
     return 1;
 }
 
 /* The estimate both choices keep per size class b and path (0, 1): a
  * moving average (1/4) for the path in use, a call over 1.25x the estimate
- * counting as 1.25x; the latest try for the other.  *want's bit b flips
- * once the other is 15% faster; with `rare`, bit NB + b (RARE) is set
- * while the other was found 1.6x slower.  1 if bit b flipped. */
+ * counting as 1.25x; for the other, the mean of the latest try (`try`: the
+ * j-th timed call of it, 1 for a lone try; 0: not a try).  *want's bit b
+ * flips once the other is 15% faster; with `rare`, bit NB + b (RARE) is
+ * set while the other was found 1.6x slower.  1 if bit b flipped. */
 static int estimate(double est[][2], uint32_t nsamp[][2], uint32_t *want, int b, int path,
-                    int explore, uint64_t ns, int rare)
+                    uint32_t try, uint64_t ns, int rare)
 {
     double x = (double)ns, *e = &est[b][path];
     uint32_t *c = &nsamp[b][path];
     int cur, other;
 
-    if (*c == 0 || explore) {
-        *e = x;           /* the other path's one sample in 64: its latest word */
+    if (*c == 0 || try == 1) {
+        *e = x;           /* the first call, or a new try: it replaces the last try's word */
+    } else if (try > 1) {
+        *e += (x - *e) / try;
     } else {
         if (x > 1.25 * *e) {
             x = 1.25 * *e;   /* a preempted call moves the estimate by 6% at most */
@@ -208,11 +216,28 @@ static int estimate(double est[][2], uint32_t nsamp[][2], uint32_t *want, int b,
 void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns)
 {
     rcoll__shm_adapt_t *ad = &sh->adapt;
+    int b = size_class(n), path = cma ? 1 : 0, cur;
 
     if (ad->chaos != 0) {
         return;
     }
-    estimate(ad->est, ad->nsamp, &ad->want, size_class(n), cma ? 1 : 0, explore, ns, 1);
+    if (ad->last[b] != path + 1) {
+        /* the first call of the class on a path since it took the other
+         * one (a try starting or over, a switch): cold, so not timed */
+        ad->last[b] = (uint8_t)(path + 1);
+        ad->run[b] = 0;
+        return;
+    }
+    if (explore && ad->run[b] < UINT32_MAX) {
+        ad->run[b]++;
+    }
+    estimate(ad->est, ad->nsamp, &ad->want, b, path, explore ? ad->run[b] : 0, ns, 1);
+    cur = (int)((ad->want >> b) & 1);
+    if (ad->nsamp[b][!cur] == 0 && ad->nsamp[b][cur] >= RCOLL__SHM_ADAPT_FIRST) {
+        /* the other path never timed: take it (a first try, however far the
+         * next burst is); the estimates decide from there */
+        ad->want ^= 1u << b;
+    }
 }
 
 void rcoll__shm_store_offer(rcoll__shm_t *sh, const char *mode, int oversubscribed)

@@ -20,9 +20,14 @@
  * entry gets eff = h + 1, so it never changes the path of a collective some
  * rank may have chosen for already; it overwrites the oldest of the ring
  * only once every rank is through the collectives that entry could apply
- * to.  One call in 64 (by a hash of k, the same everywhere; one in 512 where
- * rank 0 found the other path 1.6x slower) takes the other path, so rank 0
- * keeps timing both.
+ * to.  The calls of one group of RCOLL__SHM_ADAPT_BURST consecutive k in
+ * 64 (by a hash of k / BURST, the same everywhere; one in 512 where rank 0
+ * found the other path 1.6x slower) take the other path, so rank 0 keeps
+ * timing both; it does not time the first call of a class on a path after
+ * calls on the other (cold), and once a class has RCOLL__SHM_ADAPT_FIRST
+ * timed calls with the other path never timed it publishes a switch to the
+ * other path, so the first try comes early and lasts (its estimates then
+ * decide, as for any switch).
  */
 #ifndef RCOLL_SHM_ADAPT_H
 #define RCOLL_SHM_ADAPT_H
@@ -32,6 +37,8 @@
 #define RCOLL__SHM_ADAPT_MIN     (16 * 1024)  /* blocks from here adapt (the default) */
 #define RCOLL__SHM_ADAPT_OFFSET  2048         /* the shared lines, in the header page */
 #define RCOLL__SHM_ADAPT_SWITCH  0.85         /* the other path must be 15% faster */
+#define RCOLL__SHM_ADAPT_BURST   8            /* a try: this many consecutive k */
+#define RCOLL__SHM_ADAPT_FIRST   3            /* timed calls of a class before its first try */
 
 /* In the segment's header page, written by rank 0 only. */
 typedef struct {
@@ -74,7 +81,7 @@ int rcoll__shm_adapt_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, i
                             int *explore);
 
 /* Rank 0: its covered call of n-byte blocks took ns nanoseconds on path
- * cma (explore: it was the 1-in-64 call on the other path). */
+ * cma (explore: the call was part of a try of the other path). */
 void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns);
 
 /*

@@ -24,7 +24,7 @@ typedef struct {
     rcoll__shm_pipe_t pipe;
     int               next;       /* next rank to copy out (slots, or chunk done[1]) */
     int               path;       /* 0: not chosen yet, 1: two copies, 2: single copy */
-    int               explore;    /* the run-time choice's 1-in-64 call on the other path */
+    int               explore;    /* part of a try of the other path (shm_adapt.h) */
     uint64_t          t0;         /* rank 0 of an adaptive call: when it began */
 } ag_shm_state_t;
 RCOLL_ALG_STATE_CHECK(ag_shm_state_t);

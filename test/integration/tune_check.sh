@@ -164,6 +164,9 @@ for mode in auto off; do
     if [ "$mode" = auto ]; then
         grep -qF "$ag$adapt" <<<"$sizes" || bad "RCOLL_SHM_ADAPT=auto: no run-time choice from the file's sizes: $sizes"
         grep -qE ' 64 KiB: (single|two)' <<<"$report" || bad "RCOLL_SHM_ADAPT=auto: rank 0 timed no 64 KiB allgather: $report"
+        # both paths timed: the first try comes after 3 timed calls
+        grep -qE ' 64 KiB: [^;]*two copies [0-9.]+ us x[1-9][0-9]*, single [0-9.]+ us x[1-9]' <<<"$report" ||
+            bad "RCOLL_SHM_ADAPT=auto: rank 0 did not time both paths of 200 64 KiB allgathers: $report"
     else
         grep -qF "$ag, reduce" <<<"$sizes" || bad "RCOLL_SHM_ADAPT=off: the file's allgather sizes are not fixed: $sizes"
         [ -z "$report" ] || bad "RCOLL_SHM_ADAPT=off: the path was still chosen at run time: $report"

@@ -419,34 +419,63 @@ static void test_interleavings_adapt(void **state)
     run_worlds(2, 10);
 }
 
-/* Rank 0's estimates: the other path takes over once its sample is 15%
- * faster, a preempted call on the current path moves the estimate by 6% at
- * most (so it does not flip the choice to a path that is not faster), tries
- * of the other path that are slower change nothing, and once it is 1.6x
- * slower it is tried less often (until a try finds it within 1.4x). */
+/* Rank 0's estimates: the first call of a class on a path after calls on
+ * the other is cold and not timed; once a class has 3 timed calls and the
+ * other path none, rank 0 switches to the other path (a first try that
+ * lasts); the other path takes over once its estimate is 15% faster (a
+ * try's estimate: the mean of its timed calls), a preempted call on the
+ * current path moves the estimate by 6% at most (so it does not flip the
+ * choice to a path that is not faster), tries that are slower change
+ * nothing, and once it is 1.6x slower it is tried less often (until a try
+ * finds it within 1.4x). */
 static void test_adapt_estimates(void **state)
 {
     (void)state;
     rcoll__shm_t sh;
     memset(&sh, 0, sizeof(sh));
     size_t n = 64 * 1024;              /* class 3 */
-    uint32_t bit = 1u << 3;
+    uint32_t bit = 1u << 3, rare = 1u << (RCOLL__SHM_ADAPT_NB + 3);
     sh.adapt.want = 0;                 /* two copies */
-    for (int i = 0; i < 8; i++) {
+    rcoll__shm_adapt_sample(&sh, n, 0, 0, 90000);       /* the class's first call: cold */
+    assert_int_equal(sh.adapt.nsamp[3][0], 0);
+    for (int i = 0; i < 3; i++) {
         rcoll__shm_adapt_sample(&sh, n, 0, 0, 10000);
     }
-    rcoll__shm_adapt_sample(&sh, n, 1, 1, 9200);        /* a try: only 8% faster */
+    assert_true(sh.adapt.est[3][0] > 9999 && sh.adapt.est[3][0] < 10001);
+    assert_int_equal(sh.adapt.want, bit);                /* single copy never timed: its turn */
+    rcoll__shm_adapt_sample(&sh, n, 0, 0, 10000);       /* calls before the switch applies */
+    rcoll__shm_adapt_sample(&sh, n, 1, 0, 50000);       /* the first on single copy: cold */
+    assert_int_equal(sh.adapt.nsamp[3][1], 0);
+    assert_int_equal(sh.adapt.want, bit);
+    rcoll__shm_adapt_sample(&sh, n, 1, 0, 12500);       /* 25% slower: back to two copies */
+    assert_int_equal(sh.adapt.want, 0);
+    rcoll__shm_adapt_sample(&sh, n, 1, 0, 12500);       /* (the switch applies later) */
+    rcoll__shm_adapt_sample(&sh, n, 0, 0, 30000);       /* back on two copies: cold */
+    assert_true(sh.adapt.est[3][0] > 9999 && sh.adapt.est[3][0] < 10001);
+    for (int i = 0; i < 4; i++) {
+        rcoll__shm_adapt_sample(&sh, n, 0, 0, 10000);
+    }
+    /* a try of 3 calls: cold, then 9000 and 9400, mean 9200: only 8% faster */
+    rcoll__shm_adapt_sample(&sh, n, 1, 1, 40000);
+    rcoll__shm_adapt_sample(&sh, n, 1, 1, 9000);
+    rcoll__shm_adapt_sample(&sh, n, 1, 1, 9400);
+    assert_true(sh.adapt.est[3][1] > 9199 && sh.adapt.est[3][1] < 9201);
     assert_int_equal(sh.adapt.want & bit, 0);
+    rcoll__shm_adapt_sample(&sh, n, 0, 0, 30000);       /* back: cold, not timed */
     rcoll__shm_adapt_sample(&sh, n, 0, 0, 1000000);     /* preempted: 10000 -> 10625 */
     assert_true(sh.adapt.est[3][0] > 10600 && sh.adapt.est[3][0] < 10700);
     assert_int_equal(sh.adapt.want & bit, 0);            /* 9200 > 0.85 x 10625 */
-    rcoll__shm_adapt_sample(&sh, n, 1, 1, 8000);        /* a try 25% faster: switch */
-    assert_int_equal(sh.adapt.want & bit, bit);
-    uint32_t rare = 1u << (RCOLL__SHM_ADAPT_NB + 3);
-    rcoll__shm_adapt_sample(&sh, n, 0, 1, 20000);       /* the old path, tried, 2.5x slower: */
-    assert_int_equal(sh.adapt.want, bit | rare);         /* tried 1 call in 512 from now on */
-    rcoll__shm_adapt_sample(&sh, n, 0, 1, 9000);        /* tried again: not 15% faster, */
+    rcoll__shm_adapt_sample(&sh, n, 1, 1, 30000);       /* a try: cold, */
+    rcoll__shm_adapt_sample(&sh, n, 1, 1, 8000);        /* then 25% faster: switch */
+    assert_int_equal(sh.adapt.want, bit);
+    rcoll__shm_adapt_sample(&sh, n, 0, 1, 30000);       /* the old path tried: cold, */
+    rcoll__shm_adapt_sample(&sh, n, 0, 1, 20000);       /* then 2.5x slower: */
+    assert_int_equal(sh.adapt.want, bit | rare);         /* tried 1 group in 512 from now on */
+    rcoll__shm_adapt_sample(&sh, n, 1, 0, 8000);        /* back on single copy: cold */
+    rcoll__shm_adapt_sample(&sh, n, 0, 1, 30000);       /* tried again: cold, */
+    rcoll__shm_adapt_sample(&sh, n, 0, 1, 9000);        /* then not 15% faster, */
     assert_int_equal(sh.adapt.want, bit);                /* but no longer 1.4x slower */
+    rcoll__shm_adapt_sample(&sh, n, 1, 0, 8000);        /* back: cold */
     for (int i = 0; i < 8; i++) {                        /* single copy slows down (phase) */
         rcoll__shm_adapt_sample(&sh, n, 1, 0, 40000);
     }
