@@ -89,6 +89,8 @@ typedef struct {
     rcoll__shm_flag_t cma_read;   /* last k whose single-copy reads are over here */
     rcoll__shm_flag_t slot_fill;  /* a flat reduce's slot filling up: k << 20 | pieces in it
                                    * (rcoll__shm_slot_write_pieces); only grows */
+    rcoll__shm_flag_t bc_read;    /* a leaf's timed small-bcast copy-out: k << 24 | ns
+                                   * (shm_adapt.h, bstore) */
     rcoll__shm_ident_t ident;
 } rcoll__shm_ctl_t;
 
@@ -129,6 +131,22 @@ typedef struct {
     uint64_t chaos;          /* tests: nonzero (a random state): choose at random */
     int      published;      /* rank 0: its choice is in the header page's store word */
 } rcoll__shm_store_t;
+
+/* The small bcast root's copy into its slot: plain or streaming stores,
+ * each root's run-time choice per size class (shm_adapt.h, "bstore"). */
+typedef struct {
+    size_t   min;            /* bcasts from min bytes choose; SIZE_MAX: none */
+    uint32_t want;           /* as root: bit b: class b streams; bit NB + b: tried rarely */
+    double   est[RCOLL__SHM_ADAPT_NB][2];   /* ns per call, [class][streaming] */
+    uint32_t nsamp[RCOLL__SHM_ADAPT_NB][2];
+    uint8_t  last[RCOLL__SHM_ADAPT_NB];     /* kind of the class's previous timed call + 1 */
+    uint32_t run[RCOLL__SHM_ADAPT_NB];      /* timed calls of the current try */
+    uint64_t pend_k;         /* the timed root call awaiting its leaves' times (0: none) */
+    uint64_t pend_ns;        /* its own copy time */
+    int      pend_b, pend_kind, pend_try;
+    uint64_t changes;        /* choices changed */
+    uint64_t chaos;          /* tests: nonzero (a random state): choose at random */
+} rcoll__shm_bstore_t;
 
 /* Per-communicator private state (rcoll_coll_comm(comm)->shm). */
 typedef struct rcoll__shm {
@@ -181,6 +199,7 @@ typedef struct rcoll__shm {
     char     *cma_scratch;            /* single-copy reduce: 2 pieces (shm_reduce_cma.c) */
     rcoll__shm_adapt_t adapt;         /* the allgather's run-time path choice (shm_adapt.h) */
     rcoll__shm_store_t store;         /* the flat allreduce's store choice (shm_adapt.h) */
+    rcoll__shm_bstore_t bstore;       /* the small bcast root's store choice (shm_adapt.h) */
 } rcoll__shm_t;
 
 /* ---- single-copy reads (shm_cma.c) ---- */

@@ -18,12 +18,12 @@
  * call on the other path is cold (its buffers and lines left the caches
  * since its last use) and took 2-3x its steady time (1 MiB blocks: 243-310
  * us against 97-102), so a lone try never found the faster path. */
-static int explore_k(uint64_t k, int rare)
+int rcoll__shm_explore_k(uint64_t k, int rare)
 {
     return ((k * 0x9E3779B97F4A7C15ull) >> (rare ? 55 : 58)) == 0;
 }
 
-#define RARE(b) (1u << (RCOLL__SHM_ADAPT_NB + (b)))
+#define RARE(b) RCOLL__SHM_RARE(b)
 
 static int size_class(size_t n)
 {
@@ -84,7 +84,7 @@ static int may_overwrite(rcoll__shm_t *sh)
     return 1;
 }
 
-static uint64_t chaos_next(uint64_t *x)
+uint64_t rcoll__shm_chaos_next(uint64_t *x)
 {
     *x ^= *x << 13;
     *x ^= *x >> 7;
@@ -105,7 +105,7 @@ static void rank0_fix(rcoll__shm_t *sh, uint64_t k)
         ad->started = 1;
     }
     if (ad->chaos != 0) {
-        uint64_t x = chaos_next(&ad->chaos);
+        uint64_t x = rcoll__shm_chaos_next(&ad->chaos);
         if ((x & 3) == 0) {
             ad->want = (uint32_t)(x >> 16) & ((1u << 2 * RCOLL__SHM_ADAPT_NB) - 1);
         }
@@ -161,7 +161,7 @@ int rcoll__shm_adapt_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, i
         }
     }
     int b = size_class(n);
-    *explore = explore_k(k / RCOLL__SHM_ADAPT_BURST, (bits & RARE(b)) != 0);
+    *explore = rcoll__shm_explore_k(k / RCOLL__SHM_ADAPT_BURST, (bits & RARE(b)) != 0);
     *cma = (int)((bits >> b) & 1) ^ *explore;
     return 1;
 }
@@ -172,8 +172,8 @@ int rcoll__shm_adapt_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, i
  * j-th timed call of it, 1 for a lone try; 0: not a try).  *want's bit b
  * flips once the other is 15% faster; with `rare`, bit NB + b (RARE) is
  * set while the other was found 1.6x slower.  1 if bit b flipped. */
-static int estimate(double est[][2], uint32_t nsamp[][2], uint32_t *want, int b, int path,
-                    uint32_t try, uint64_t ns, int rare)
+int rcoll__shm_estimate(double est[][2], uint32_t nsamp[][2], uint32_t *want, int b, int path,
+                        uint32_t try, uint64_t ns, int rare)
 {
     double x = (double)ns, *e = &est[b][path];
     uint32_t *c = &nsamp[b][path];
@@ -231,7 +231,7 @@ void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, u
     if (explore && ad->run[b] < UINT32_MAX) {
         ad->run[b]++;
     }
-    estimate(ad->est, ad->nsamp, &ad->want, b, path, explore ? ad->run[b] : 0, ns, 1);
+    rcoll__shm_estimate(ad->est, ad->nsamp, &ad->want, b, path, explore ? ad->run[b] : 0, ns, 1);
     cur = (int)((ad->want >> b) & 1);
     if (ad->nsamp[b][!cur] == 0 && ad->nsamp[b][cur] >= RCOLL__SHM_ADAPT_FIRST) {
         /* the other path never timed: take it (a first try, however far the
@@ -257,7 +257,7 @@ int rcoll__shm_store_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore
 
     *explore = 0;
     if (st->chaos != 0) {
-        return (int)(chaos_next(&st->chaos) >> 32 & 1);
+        return (int)(rcoll__shm_chaos_next(&st->chaos) >> 32 & 1);
     }
     if (sh->me == 0) {
         if (!st->published) {
@@ -272,7 +272,7 @@ int rcoll__shm_store_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore
         }
         want = (uint32_t)w;
     }
-    *explore = explore_k(k, 0);
+    *explore = rcoll__shm_explore_k(k, 0);
     return (int)((want >> b) & 1) ^ *explore;
 }
 
@@ -287,7 +287,7 @@ void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore
      * streaming in the fast phase, where it costs up to 2x (256 KiB), and
      * the next plain try must come soon to switch it back; so want changes
      * only when estimate() flips a class */
-    if (estimate(st->est, st->nsamp, &st->want, size_class(n), stream ? 1 : 0, explore, ns, 0)) {
+    if (rcoll__shm_estimate(st->est, st->nsamp, &st->want, size_class(n), stream ? 1 : 0, explore, ns, 0)) {
         st->changes++;
         atomic_store_explicit(&rcoll__shm_adapt_line(sh)->store, RCOLL__SHM_STORE_ON | st->want,
                               memory_order_relaxed);
@@ -297,7 +297,8 @@ void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore
 /* Per timed class: " 64 KiB: CHOICE[, other tried 1/512] (WAY0 us xN, WAY1
  * us xN);" into buf; its length. */
 static size_t classes(char *buf, size_t size, const double est[][2], const uint32_t nsamp[][2],
-                      uint32_t bits, const char *const choice[2], const char *const way[2])
+                      uint32_t bits, const char *const choice[2], const char *const way[2],
+                      int log2_least)
 {
     size_t len = 0;
 
@@ -306,7 +307,7 @@ static size_t classes(char *buf, size_t size, const double est[][2], const uint3
             continue;
         }
         len += (size_t)snprintf(buf + len, size - len, " %zu KiB: %s%s (%s %.2f us x%u, %s %.2f "
-                                "us x%u);", ((size_t)1 << (13 + b)) / 1024, choice[(bits >> b) & 1],
+                                "us x%u);", ((size_t)1 << (log2_least + b)) / 1024, choice[(bits >> b) & 1],
                                 bits & RARE(b) ? ", other tried 1/512" : "", way[0],
                                 est[b][0] / 1000.0, nsamp[b][0], way[1], est[b][1] / 1000.0,
                                 nsamp[b][1]);
@@ -320,18 +321,28 @@ void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
     static const char *const store[2] = { "plain", "streaming" };
     const rcoll__shm_adapt_t *ad = &sh->adapt;
     const rcoll__shm_store_t *st = &sh->store;
+    const rcoll__shm_bstore_t *bs = &sh->bstore;
     char buf[1024];
 
-    if (rcoll__log.level < RCOLL_LOG_DEBUG || sh->me != 0) {
+    if (rcoll__log.level < RCOLL_LOG_DEBUG) {
         return;
     }
-    if (classes(buf, sizeof(buf), st->est, st->nsamp, st->want, store, store) > 0) {
+    if (classes(buf, sizeof(buf), bs->est, bs->nsamp, bs->want, store, store, 11) > 0) {
+        rcoll_debug("shm: communicator 0x%llx: small bcast stores as root chosen at run time, "
+                    "%llu changes; last choice and estimate (own copy + slowest leaf's) per size "
+                    "class from:%s", (unsigned long long)comm->id,
+                    (unsigned long long)bs->changes, buf);
+    }
+    if (sh->me != 0) {
+        return;
+    }
+    if (classes(buf, sizeof(buf), st->est, st->nsamp, st->want, store, store, 13) > 0) {
         rcoll_debug("shm: communicator 0x%llx: flat allreduce copy-in stores chosen at run time, "
                     "%llu changes; last choice and estimate per size class from:%s",
                     (unsigned long long)comm->id, (unsigned long long)st->changes, buf);
     }
     if (ad->started) {
-        size_t len = classes(buf, sizeof(buf), ad->est, ad->nsamp, ad->bits, path, path_way);
+        size_t len = classes(buf, sizeof(buf), ad->est, ad->nsamp, ad->bits, path, path_way, 13);
         rcoll_debug("shm: communicator 0x%llx: allgather path chosen at run time, %llu changes; "
                     "last choice and estimate per size class from:%s", (unsigned long long)comm->id,
                     (unsigned long long)ad->changes, len > 0 ? buf : " none timed");

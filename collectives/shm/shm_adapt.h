@@ -118,8 +118,58 @@ int rcoll__shm_store_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore
 /* Rank 0: its call's time, from its copy-in to its return, in ns. */
 void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns);
 
+/*
+ * The small bcast root's copy into its slot (shm_bcast.c, blocks from
+ * RCOLL__SHM_BSTORE_MIN up to the slot path's end): plain or streaming
+ * stores, per size class [2^(11+b), 2^(12+b)).  Why: the leaves copy the
+ * slot's lines out of the root's cache, and the root's next write must take
+ * them back, line by line; the VMs' slow phase makes both 3-6x dearer (AMD
+ * EPYC VM, 8 KiB, 2 ranks: plain 0.56 us in the fast phase, 1.9-2.4 in the
+ * slow one; streaming 1.0-1.4 in both; docs/shm.md "Streaming copy-in,
+ * chosen at run time").
+ *
+ * The root returns before the leaves copy, so its own time does not show
+ * what its store kind costs them: a leaf times its copy-out on the calls
+ * whose times count (a function of k alone: one in 8 by a hash, and every
+ * call of a try burst) and publishes {k, ns} in its control region; the
+ * root of such a call times its own copy and, at its next bcast of these
+ * sizes (or a later one, until the leaves have published that k; one
+ * such call at a time), adds the slowest leaf's time for it (a leaf that
+ * shows a later timed k drops the sample) and feeds the estimator above.  Each root decides for
+ * its own writes (the kind changes no byte, so no agreement is needed):
+ * tries in bursts of RCOLL__SHM_ADAPT_BURST consecutive k, one group in 64
+ * (512 once 1.6x slower), the first call of a kind after the other
+ * untimed, a first try after 3 timed calls.
+ */
+#define RCOLL__SHM_BSTORE_MIN 2048
+#define RCOLL__SHM_BSTORE_NS_BITS 24             /* in a leaf's word: k << 24 | ns */
+
+/* Set-up, every rank: as rcoll__shm_store_offer. */
+void rcoll__shm_bstore_offer(rcoll__shm_t *sh, const char *mode, int oversubscribed);
+
+/* The root of collective k, a bcast of n >= sh->bstore.min bytes through
+ * its slot: 1 to write with streaming stores; *timed: time the write and
+ * report it with rcoll__shm_bstore_wrote. */
+int rcoll__shm_bstore_root(rcoll__shm_t *sh, uint64_t k, size_t n, int *timed);
+void rcoll__shm_bstore_wrote(rcoll__shm_t *sh, uint64_t k, uint64_t ns);
+
+/* A leaf of collective k (n >= sh->bstore.min): whether to time its
+ * copy-out, and its time. */
+int rcoll__shm_bstore_timed(const rcoll__shm_t *sh, uint64_t k);
+void rcoll__shm_bstore_copied(rcoll__shm_t *sh, uint64_t k, uint64_t ns);
+
+/* Shared by the choices: a hash of k that picks one in 64 (rare: 512); the
+ * estimator (est and nsamp per class and way, *want's bit b the way in
+ * use, bit NB + b RCOLL__SHM_RARE with `rare`; try: the j-th timed call of
+ * a try, 0 for the way in use); the tests' random sequence. */
+#define RCOLL__SHM_RARE(b) (1u << (RCOLL__SHM_ADAPT_NB + (b)))
+int rcoll__shm_explore_k(uint64_t k, int rare);
+int rcoll__shm_estimate(double est[][2], uint32_t nsamp[][2], uint32_t *want, int b, int path,
+                        uint32_t try, uint64_t ns, int rare);
+uint64_t rcoll__shm_chaos_next(uint64_t *x);
+
 /* At the end, RCOLL_LOG_LEVEL=debug: rank 0's allgather choices and
- * measurements, and every rank's store choices. */
+ * measurements, its store choices, and each rank's bcast root choices. */
 void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh);
 
 /* Monotonic nanoseconds (rank 0's timing). */

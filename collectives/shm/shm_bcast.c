@@ -18,6 +18,7 @@
 #include <string.h>
 #include "shm.h"
 #include "shm_cma.h"
+#include "shm_adapt.h"
 #include "engines/shm_pipe.h"
 
 typedef struct {
@@ -130,8 +131,17 @@ static rcoll_status_t bc_small(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
     const char *data;
 
     if (sh->me == root) {
-        if (!rcoll__shm_slot_write(task, &S->op, task->args.recvbuf, n)) {
+        int stream = 0, timed = 0;
+        uint64_t t0 = 0;
+        if (n >= sh->bstore.min) {
+            stream = rcoll__shm_bstore_root(sh, S->op.k, n, &timed);
+            t0 = timed ? rcoll__shm_adapt_now() : 0;
+        }
+        if (!rcoll__shm_slot_write_kind(task, &S->op, task->args.recvbuf, n, stream)) {
             return RCOLL_INPROGRESS;
+        }
+        if (timed) {
+            rcoll__shm_bstore_wrote(sh, S->op.k, rcoll__shm_adapt_now() - t0);
         }
     } else {
         if (task->phase == 0) {
@@ -143,8 +153,13 @@ static rcoll_status_t bc_small(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
         if ((data = rcoll__shm_slot_read(task, &S->op, root, n)) == NULL) {
             return rcoll__shm_not_read(&S->op);
         }
+        uint64_t t0 = n >= sh->bstore.min && rcoll__shm_bstore_timed(sh, S->op.k) ?
+                      rcoll__shm_adapt_now() : 0;
         rcoll__shm_prefetch(data, n);
         memcpy(task->args.recvbuf, data, n);
+        if (t0 != 0) {
+            rcoll__shm_bstore_copied(sh, S->op.k, rcoll__shm_adapt_now() - t0);
+        }
     }
     rcoll__shm_leave(task, &S->op);
     return RCOLL_OK;

@@ -138,10 +138,12 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     sh->red_piece = RCOLL__SHM_RED_PIECE;
     sh->stream_min = comm->ctx ? rcoll__shm_stream_min(rcoll_ctx_config(comm->ctx))
                                : rcoll_stream_min_auto();   /* unit tests' bare comms */
-    sh->store.min = SIZE_MAX;
+    sh->store.min = sh->bstore.min = SIZE_MAX;
     if (comm->ctx != NULL) {
         rcoll__shm_store_offer(sh, rcoll_ctx_config(comm->ctx)->shm_adapt,
                                rcoll__shm_oversubscribed(sh));
+        rcoll__shm_bstore_offer(sh, rcoll_ctx_config(comm->ctx)->shm_adapt,
+                                rcoll__shm_oversubscribed(sh));
     }
     return sh;
 }

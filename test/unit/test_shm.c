@@ -297,6 +297,8 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
             sh[r]->adapt.ahead = seed & 1 ? 2 : 16;   /* 16: more entries than the ring holds
                                                         * are ahead of a lagging rank */
             sh[r]->adapt.chaos = r == 0 ? seed | 1 : 0;
+            sh[r]->bstore.min = 1;                      /* bcast roots stream at random */
+            sh[r]->bstore.chaos = (seed + (uint64_t)r) * 2654435761u | 1;
         }
     }
     make_script(script, p, sh[0]->chunk / 4, sh[0]->small_max / 4);
@@ -528,6 +530,98 @@ static void test_store_choice(void **state)
     }
     rcoll__shm_store_sample(&sh1, n, 0, 1, 1);            /* only rank 0's timings count */
     assert_int_equal(sh1.store.changes, 0);
+}
+
+/* The small bcast root's store choice (shm_adapt.h, "bstore"): leaves time
+ * their copy-out on the calls the root times (a function of k), the root
+ * adds the slowest leaf's time to its own for that k, and chooses per class
+ * the kind whose sum is lower: streaming where its plain writes and the
+ * leaves' reads of them are slow (the VMs' slow phase), plain again once
+ * they are fast.  A leaf that never reports leaves the root without
+ * samples (plain); a leaf word with a later k drops the sample. */
+static void bstore_calls(rcoll__shm_t *root, rcoll__shm_t *leaf, uint64_t *k, uint64_t ncalls,
+                         size_t n, const uint64_t w[2], const uint64_t r[2], uint64_t *nstream)
+{
+    for (uint64_t end = *k + ncalls; *k < end; (*k)++) {
+        int timed;
+        int stream = rcoll__shm_bstore_root(root, *k, n, &timed);
+        *nstream += (uint64_t)stream;
+        if (timed) {
+            rcoll__shm_bstore_wrote(root, *k, w[stream]);
+        }
+        if (leaf != NULL && rcoll__shm_bstore_timed(leaf, *k)) {
+            rcoll__shm_bstore_copied(leaf, *k, r[stream]);
+        }
+    }
+}
+
+static void test_bcast_store_choice(void **state)
+{
+    (void)state;
+    frank_t fr[2];
+    rcoll__shm_t *sh[2];
+    memset(fr, 0, sizeof(fr));
+    for (int r = 0; r < 2; r++) {
+        fr[r].ctx.config.shm = 1;
+        fr[r].comm.ctx = &fr[r].ctx;
+        fr[r].comm.id = 43;
+        fr[r].comm.rank = r;
+        fr[r].comm.size = fr[r].comm.local_size = 2;
+        fr[r].comm.world_ranks = fr[r].world_ranks;
+        fr[r].world_ranks[0] = 0;
+        fr[r].world_ranks[1] = 1;
+        sh[r] = rcoll__shm_new(&fr[r].comm);
+        assert_non_null(sh[r]);
+        rcoll__shm_layout(sh[r], 256, 4096, 2);
+    }
+    char *seg = alloc_aligned(4096, sh[0]->size);
+    assert_non_null(seg);
+    memset(seg, 0, sh[0]->size);
+    for (int r = 0; r < 2; r++) {
+        sh[r]->base = seg;
+        rcoll__shm_bstore_offer(sh[r], "auto", 0);
+        assert_int_equal(sh[r]->bstore.min, RCOLL__SHM_BSTORE_MIN);
+    }
+    size_t n = 8192;                               /* class 2 */
+    uint32_t bit = 1u << 2;
+    uint64_t k = 1, nstream = 0;
+    const uint64_t slow_w[2] = { 1000, 190 }, slow_r[2] = { 1600, 1600 };   /* sums 2600, 1790 */
+    const uint64_t fast_w[2] = { 275, 190 }, fast_r[2] = { 570, 1600 };     /* 845, 1790 */
+
+    bstore_calls(sh[0], NULL, &k, 4000, n, slow_w, slow_r, &nstream);      /* a silent leaf */
+    assert_int_equal(sh[0]->bstore.nsamp[2][0] + sh[0]->bstore.nsamp[2][1], 0);
+    assert_int_equal(sh[0]->bstore.want & bit, 0);                  /* plain, no samples */
+    bstore_calls(sh[0], sh[1], &k, 4000, n, slow_w, slow_r, &nstream);     /* slow phase */
+    assert_int_equal(sh[0]->bstore.want & bit, bit);                /* streaming */
+    assert_true(sh[0]->bstore.est[2][1] > 1789 && sh[0]->bstore.est[2][1] < 1791);
+    assert_true(sh[0]->bstore.nsamp[2][0] >= 3);                    /* both kinds timed */
+    nstream = 0;
+    bstore_calls(sh[0], sh[1], &k, 8000, n, fast_w, fast_r, &nstream);     /* fast phase */
+    assert_int_equal(sh[0]->bstore.want & bit, 0);                  /* plain again */
+    assert_true(nstream > 0 && nstream < 8000 / 2);
+    assert_int_equal(sh[0]->bstore.want & ~(bit | RCOLL__SHM_RARE(2)), 0);  /* no other class */
+    /* a leaf word with a later k: the root's pending sample is dropped */
+    uint32_t before = sh[0]->bstore.nsamp[2][0] + sh[0]->bstore.nsamp[2][1];
+    int timed = 0;
+    for (; !timed; k++) {
+        (void)rcoll__shm_bstore_root(sh[0], k, n, &timed);
+        if (timed) {
+            rcoll__shm_bstore_wrote(sh[0], k, 300);
+            rcoll__shm_bstore_copied(sh[1], k + 1, 1);
+        }
+    }
+    (void)rcoll__shm_bstore_root(sh[0], k, n, &timed);
+    assert_int_equal(sh[0]->bstore.nsamp[2][0] + sh[0]->bstore.nsamp[2][1], before);
+    assert_int_equal(sh[0]->bstore.pend_k, timed ? k : 0);
+    rcoll__shm_bstore_offer(sh[1], "off", 0);                       /* off: plain only */
+    assert_int_equal(sh[1]->bstore.min, SIZE_MAX);
+    rcoll__shm_bstore_offer(sh[1], "auto", 1);                      /* oversubscribed: too */
+    assert_int_equal(sh[1]->bstore.min, SIZE_MAX);
+    for (int r = 0; r < 2; r++) {
+        free(sh[r]->fin);
+        free(sh[r]);
+    }
+    free(seg);
 }
 
 /* The CMA tests' fixture: a 2-rank segment of communicator id in local
@@ -829,8 +923,8 @@ static void test_memory_bound(void **state)
             slice = (48u << 20) / ((size_t)p * (size_t)p * 4);
         }
         slice = slice / 64 * 64 < 64 ? 64 : slice / 64 * 64;
-        /* 4 flag lines, cma_read, slot_fill, the ident line */
-        size_t stride = (448 + 2 * (64 + slot) + 4 * ((size_t)p + 1) * slice + 4095) / 4096 * 4096;
+        /* 4 flag lines, cma_read, slot_fill, bc_read, the ident line */
+        size_t stride = (512 + 2 * (64 + slot) + 4 * ((size_t)p + 1) * slice + 4095) / 4096 * 4096;
         assert_int_equal(sh->small_max, slot);
         assert_int_equal(sh->slice, slice);
         assert_int_equal(sh->size, 4096 + (size_t)p * stride);
@@ -1168,6 +1262,7 @@ int main(void)
         cmocka_unit_test(test_interleavings_adapt),
         cmocka_unit_test(test_adapt_estimates),
         cmocka_unit_test(test_store_choice),
+        cmocka_unit_test(test_bcast_store_choice),
         cmocka_unit_test(test_cma_read_errors),
         cmocka_unit_test(test_cma_write_errors),
         cmocka_unit_test(test_copy_stream),

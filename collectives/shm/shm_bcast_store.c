@@ -1,0 +1,122 @@
+/*
+ * shm_bcast_store.c - each small shm bcast root's run-time choice of plain
+ * or streaming stores for its copy into its slot, from its own copy time
+ * and its leaves' copy-out times (shm_adapt.h, "bstore"; docs/shm.md,
+ * "Streaming copy-in, chosen at run time").
+ */
+#include <string.h>
+#include <unistd.h>
+#include "shm_adapt.h"
+
+#define NS_MAX ((1ull << RCOLL__SHM_BSTORE_NS_BITS) - 1)
+
+/* [2^(11+b), 2^(12+b)): 2 KiB, 4 KiB, ... */
+static int bclass(size_t n)
+{
+    int b = 63 - __builtin_clzll((unsigned long long)n | 1) - 11;
+    return b < 0 ? 0 : b >= RCOLL__SHM_ADAPT_NB ? RCOLL__SHM_ADAPT_NB - 1 : b;
+}
+
+/* The calls whose times count, from k alone (the leaves must know them):
+ * one in 32 by a hash, and every call of a group that may be a try. */
+static int timed_k(uint64_t k)
+{
+    return ((k * 0xD6E8FEB86659FD93ull) >> 59) == 0 ||
+           rcoll__shm_explore_k(k / RCOLL__SHM_ADAPT_BURST, 0);
+}
+
+void rcoll__shm_bstore_offer(rcoll__shm_t *sh, const char *mode, int oversubscribed)
+{
+    rcoll__shm_bstore_t *bs = &sh->bstore;
+
+    bs->min = strcmp(mode, "off") == 0 || oversubscribed ? SIZE_MAX : RCOLL__SHM_BSTORE_MIN;
+    bs->chaos = strcmp(mode, "random") == 0 ? (uint64_t)getpid() * 0xC2B2AE3D27D4EB4Full | 1 : 0;
+}
+
+/* The pending sample, if every leaf has published its time for that k. */
+static void collect(rcoll__shm_t *sh)
+{
+    rcoll__shm_bstore_t *bs = &sh->bstore;
+    uint64_t slowest = 0;
+    int b = bs->pend_b, kind = bs->pend_kind;
+
+    if (bs->pend_k == 0) {
+        return;
+    }
+    for (int q = 0; q < sh->p; q++) {
+        if (q == sh->me) {
+            continue;
+        }
+        uint64_t w = atomic_load_explicit(&rcoll__shm_ctl(sh, q)->bc_read.v, memory_order_relaxed);
+        uint64_t wk = w >> RCOLL__SHM_BSTORE_NS_BITS, pk = bs->pend_k & RCOLL__SHM_K_MASK;
+        if (wk < pk) {
+            return;                  /* not copied yet: ask again at the next call */
+        }
+        if (wk != pk) {
+            bs->pend_k = 0;          /* a later timed call's time: this one is lost */
+            return;
+        }
+        if ((w & NS_MAX) > slowest) {
+            slowest = w & NS_MAX;
+        }
+    }
+    bs->pend_k = 0;
+    if (bs->last[b] != kind + 1) {
+        bs->last[b] = (uint8_t)(kind + 1);   /* the first on this kind since the other: cold */
+        bs->run[b] = 0;
+        return;
+    }
+    if (bs->pend_try && bs->run[b] < UINT32_MAX) {
+        bs->run[b]++;
+    }
+    if (rcoll__shm_estimate(bs->est, bs->nsamp, &bs->want, b, kind, bs->pend_try ? bs->run[b] : 0,
+                            bs->pend_ns + slowest, 1)) {
+        bs->changes++;
+    }
+    int cur = (int)((bs->want >> b) & 1);
+    if (bs->nsamp[b][!cur] == 0 && bs->nsamp[b][cur] >= RCOLL__SHM_ADAPT_FIRST) {
+        bs->want ^= 1u << b;         /* the other kind never timed: a first try that lasts */
+        bs->changes++;
+    }
+}
+
+int rcoll__shm_bstore_root(rcoll__shm_t *sh, uint64_t k, size_t n, int *timed)
+{
+    rcoll__shm_bstore_t *bs = &sh->bstore;
+    int b = bclass(n), explore, kind;
+
+    *timed = 0;
+    if (bs->chaos != 0) {
+        return (int)(rcoll__shm_chaos_next(&bs->chaos) >> 32 & 1);
+    }
+    collect(sh);
+    explore = rcoll__shm_explore_k(k / RCOLL__SHM_ADAPT_BURST, (bs->want & RCOLL__SHM_RARE(b)) != 0);
+    kind = (int)((bs->want >> b) & 1) ^ explore;
+    if (timed_k(k) && bs->pend_k == 0) {
+        *timed = 1;
+        bs->pend_b = b;
+        bs->pend_kind = kind;
+        bs->pend_try = explore;
+    }
+    return kind;
+}
+
+void rcoll__shm_bstore_wrote(rcoll__shm_t *sh, uint64_t k, uint64_t ns)
+{
+    /* pend_k only here: a root whose slot was not free yet calls
+     * rcoll__shm_bstore_root again, and nothing was written */
+    sh->bstore.pend_k = k;
+    sh->bstore.pend_ns = ns;
+}
+
+int rcoll__shm_bstore_timed(const rcoll__shm_t *sh, uint64_t k)
+{
+    return sh->bstore.chaos == 0 && timed_k(k);
+}
+
+void rcoll__shm_bstore_copied(rcoll__shm_t *sh, uint64_t k, uint64_t ns)
+{
+    atomic_store_explicit(&rcoll__shm_ctl(sh, sh->me)->bc_read.v,
+                          (k & RCOLL__SHM_K_MASK) << RCOLL__SHM_BSTORE_NS_BITS |
+                          (ns < NS_MAX ? ns : NS_MAX), memory_order_relaxed);
+}
