@@ -143,6 +143,7 @@ typedef struct {
     uint32_t run[RCOLL__SHM_ADAPT_NB];      /* timed calls of the current try */
     uint64_t pend_k;         /* the timed root call awaiting its leaves' times (0: none) */
     uint64_t pend_ns;        /* its own copy time */
+    size_t   pend_n;         /* its size */
     int      pend_b, pend_kind, pend_try;
     uint64_t changes;        /* choices changed */
     uint64_t chaos;          /* tests: nonzero (a random state): choose at random */

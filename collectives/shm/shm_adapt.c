@@ -31,6 +31,12 @@ static int size_class(size_t n)
     return b < 0 ? 0 : b >= RCOLL__SHM_ADAPT_NB ? RCOLL__SHM_ADAPT_NB - 1 : b;
 }
 
+uint64_t rcoll__shm_per_least(uint64_t ns, size_t n, int log2_least)
+{
+    double x = (double)ns * (double)((size_t)1 << log2_least) / (double)(n ? n : 1);
+    return x < 1.0 ? 1 : (uint64_t)x;
+}
+
 uint64_t rcoll__shm_adapt_now(void)
 {
     struct timespec ts;
@@ -231,7 +237,8 @@ void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, u
     if (explore && ad->run[b] < UINT32_MAX) {
         ad->run[b]++;
     }
-    rcoll__shm_estimate(ad->est, ad->nsamp, &ad->want, b, path, explore ? ad->run[b] : 0, ns, 1);
+    rcoll__shm_estimate(ad->est, ad->nsamp, &ad->want, b, path, explore ? ad->run[b] : 0,
+                        rcoll__shm_per_least(ns, n, 13 + b), 1);
     cur = (int)((ad->want >> b) & 1);
     if (ad->nsamp[b][!cur] == 0 && ad->nsamp[b][cur] >= RCOLL__SHM_ADAPT_FIRST) {
         /* the other path never timed: take it (a first try, however far the
@@ -287,7 +294,9 @@ void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore
      * streaming in the fast phase, where it costs up to 2x (256 KiB), and
      * the next plain try must come soon to switch it back; so want changes
      * only when estimate() flips a class */
-    if (rcoll__shm_estimate(st->est, st->nsamp, &st->want, size_class(n), stream ? 1 : 0, explore, ns, 0)) {
+    int b = size_class(n);
+    if (rcoll__shm_estimate(st->est, st->nsamp, &st->want, b, stream ? 1 : 0, explore,
+                            rcoll__shm_per_least(ns, n, 13 + b), 0)) {
         st->changes++;
         atomic_store_explicit(&rcoll__shm_adapt_line(sh)->store, RCOLL__SHM_STORE_ON | st->want,
                               memory_order_relaxed);

@@ -168,6 +168,11 @@ int rcoll__shm_estimate(double est[][2], uint32_t nsamp[][2], uint32_t *want, in
                         uint32_t try, uint64_t ns, int rare);
 uint64_t rcoll__shm_chaos_next(uint64_t *x);
 
+/* A call's ns scaled to the least size of its class (2^log2_least bytes):
+ * the sizes of one class differ up to 2x (the OSU list has 64 KiB and
+ * 100000 B in one), and their times must not read as a change of path. */
+uint64_t rcoll__shm_per_least(uint64_t ns, size_t n, int log2_least);
+
 /* At the end, RCOLL_LOG_LEVEL=debug: rank 0's allgather choices and
  * measurements, its store choices, and each rank's bcast root choices. */
 void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh);

@@ -70,7 +70,8 @@ static void collect(rcoll__shm_t *sh)
         bs->run[b]++;
     }
     if (rcoll__shm_estimate(bs->est, bs->nsamp, &bs->want, b, kind, bs->pend_try ? bs->run[b] : 0,
-                            bs->pend_ns + slowest, 1)) {
+                            rcoll__shm_per_least(bs->pend_ns + slowest, bs->pend_n, 11 + b),
+                            1)) {
         bs->changes++;
     }
     int cur = (int)((bs->want >> b) & 1);
@@ -95,6 +96,7 @@ int rcoll__shm_bstore_root(rcoll__shm_t *sh, uint64_t k, size_t n, int *timed)
     if (timed_k(k) && bs->pend_k == 0) {
         *timed = 1;
         bs->pend_b = b;
+        bs->pend_n = n;
         bs->pend_kind = kind;
         bs->pend_try = explore;
     }

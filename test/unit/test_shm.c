@@ -485,6 +485,36 @@ static void test_adapt_estimates(void **state)
     assert_int_equal(sh.adapt.want & ~bit, 0);           /* no other class moved */
 }
 
+/* Sizes of one class differ up to 2x (the OSU list: 64 KiB and 100000 B
+ * share class 3): rank 0 scales each time to the class's least size, so a
+ * loop moving on to the larger size does not read as the path in use
+ * getting slower and switch to a path that is not faster. */
+static void test_adapt_mixed_sizes(void **state)
+{
+    (void)state;
+    rcoll__shm_t sh;
+    memset(&sh, 0, sizeof(sh));
+    uint32_t bit = 1u << 3;
+    sh.adapt.want = 0;                                    /* two copies */
+    for (int i = 0; i < 5; i++) {                         /* cold, 3 timed: first try */
+        rcoll__shm_adapt_sample(&sh, 65536, 0, 0, 10000);
+    }
+    assert_int_equal(sh.adapt.want, bit);
+    for (int i = 0; i < 3; i++) {                         /* single copy: cold, 13000 x2 */
+        rcoll__shm_adapt_sample(&sh, 65536, 1, 0, i == 0 ? 50000 : 13000);
+    }
+    assert_int_equal(sh.adapt.want, 0);                   /* back to two copies */
+    rcoll__shm_adapt_sample(&sh, 65536, 0, 0, 30000);    /* cold */
+    for (int i = 0; i < 16; i++) {                        /* 131071 B: twice the bytes, time */
+        rcoll__shm_adapt_sample(&sh, 131071, 0, 0, 20000);
+    }
+    assert_true(sh.adapt.est[3][0] > 9900 && sh.adapt.est[3][0] < 10100);
+    assert_int_equal(sh.adapt.want, 0);                   /* 13000 is not faster */
+    rcoll__shm_adapt_sample(&sh, 131071, 1, 1, 60000);   /* a try: cold, */
+    rcoll__shm_adapt_sample(&sh, 131071, 1, 1, 16000);   /* then 20% faster (8000 at 64 KiB) */
+    assert_int_equal(sh.adapt.want, bit);
+}
+
 /* The flat allreduce's store choice (shm_adapt.h): rank 0 decides and
  * publishes, another rank follows its word (plain until rank 0 has
  * published), both take the 1-in-64 try on the same calls, and rank 0
@@ -1261,6 +1291,7 @@ int main(void)
         cmocka_unit_test(test_interleavings_cma),
         cmocka_unit_test(test_interleavings_adapt),
         cmocka_unit_test(test_adapt_estimates),
+        cmocka_unit_test(test_adapt_mixed_sizes),
         cmocka_unit_test(test_store_choice),
         cmocka_unit_test(test_bcast_store_choice),
         cmocka_unit_test(test_cma_read_errors),
