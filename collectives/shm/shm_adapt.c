@@ -13,8 +13,8 @@
 /* Whether collective k is a try of the other path: the store choice tries
  * one call in 64 (rare: 1 in 512) by a hash of k, so every rank agrees
  * without a word and a loop that alternates collectives (k of one parity)
- * still tries.  The allgather tries in bursts, all of a group of
- * RCOLL__SHM_ADAPT_BURST consecutive k (one group in 64, or 512): a lone
+ * still tries.  The allgather and the bcast's stores try in bursts, all of
+ * a group of RCOLL__SHM_ADAPT_BURST consecutive k (one group in 64, or 512): a lone
  * call on the other path is cold (its buffers and lines left the caches
  * since its last use) and took 2-3x its steady time (1 MiB blocks: 243-310
  * us against 97-102), so a lone try never found the faster path. */

@@ -133,8 +133,8 @@ void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore
  * whose times count (a function of k alone: one in 8 by a hash, and every
  * call of a try burst) and publishes {k, ns} in its control region; the
  * root of such a call times its own copy and, at its next bcast of these
- * sizes (or a later one, until the leaves have published that k; one
- * such call at a time), adds the slowest leaf's time for it (a leaf that
+ * sizes (or the one after, if the leaves had not published that k yet;
+ * one such call at a time), adds the slowest leaf's time for it (a leaf that
  * shows a later timed k drops the sample) and feeds the estimator above.  Each root decides for
  * its own writes (the kind changes no byte, so no agreement is needed):
  * tries in bursts of RCOLL__SHM_ADAPT_BURST consecutive k, one group in 64

@@ -50,7 +50,13 @@ static void collect(rcoll__shm_t *sh)
         uint64_t w = atomic_load_explicit(&rcoll__shm_ctl(sh, q)->bc_read.v, memory_order_relaxed);
         uint64_t wk = w >> RCOLL__SHM_BSTORE_NS_BITS, pk = bs->pend_k & RCOLL__SHM_K_MASK;
         if (wk < pk) {
-            return;                  /* not copied yet: ask again at the next call */
+            /* not copied yet: ask again at the next call, but only once (a
+             * leaf that never reports, e.g. its RCOLL_SHM_ADAPT=off, must
+             * not cost the root a line read on every call) */
+            if (++bs->pend_asked >= 2) {
+                bs->pend_k = 0;
+            }
+            return;
         }
         if (wk != pk) {
             bs->pend_k = 0;          /* a later timed call's time: this one is lost */
@@ -109,6 +115,7 @@ void rcoll__shm_bstore_wrote(rcoll__shm_t *sh, uint64_t k, uint64_t ns)
      * rcoll__shm_bstore_root again, and nothing was written */
     sh->bstore.pend_k = k;
     sh->bstore.pend_ns = ns;
+    sh->bstore.pend_asked = 0;
 }
 
 int rcoll__shm_bstore_timed(const rcoll__shm_t *sh, uint64_t k)

@@ -621,6 +621,15 @@ static void test_bcast_store_choice(void **state)
     bstore_calls(sh[0], NULL, &k, 4000, n, slow_w, slow_r, &nstream);      /* a silent leaf */
     assert_int_equal(sh[0]->bstore.nsamp[2][0] + sh[0]->bstore.nsamp[2][1], 0);
     assert_int_equal(sh[0]->bstore.want & bit, 0);                  /* plain, no samples */
+    /* and it is asked twice, not at every call from then on */
+    while (!rcoll__shm_bstore_timed(sh[0], k) || rcoll__shm_bstore_timed(sh[0], k + 1) ||
+           rcoll__shm_bstore_timed(sh[0], k + 2)) {
+        k++;
+    }
+    bstore_calls(sh[0], NULL, &k, 2, n, slow_w, slow_r, &nstream);
+    assert_int_not_equal(sh[0]->bstore.pend_k, 0);                  /* asked once */
+    bstore_calls(sh[0], NULL, &k, 1, n, slow_w, slow_r, &nstream);
+    assert_int_equal(sh[0]->bstore.pend_k, 0);                      /* twice: given up */
     bstore_calls(sh[0], sh[1], &k, 4000, n, slow_w, slow_r, &nstream);     /* slow phase */
     assert_int_equal(sh[0]->bstore.want & bit, bit);                /* streaming */
     assert_true(sh[0]->bstore.est[2][1] > 1789 && sh[0]->bstore.est[2][1] < 1791);
