@@ -144,7 +144,7 @@ typedef struct {
     uint64_t pend_k;         /* the timed root call awaiting its leaves' times (0: none) */
     uint64_t pend_ns;        /* its own copy time */
     size_t   pend_n;         /* its size */
-    int      pend_b, pend_kind, pend_try;
+    int      pend_kind, pend_try;
     int      pend_asked;     /* times the leaves were asked for it (at most 2) */
     uint64_t changes;        /* choices changed */
     uint64_t chaos;          /* tests: nonzero (a random state): choose at random */

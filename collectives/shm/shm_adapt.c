@@ -219,40 +219,56 @@ int rcoll__shm_estimate(double est[][2], uint32_t nsamp[][2], uint32_t *want, in
     return 0;
 }
 
+int rcoll__shm_estimate_timed(double est[][2], uint32_t nsamp[][2], uint8_t last[],
+                              uint32_t run[], uint32_t *want, int b, int path, int try,
+                              uint64_t ns)
+{
+    int cur;
+
+    if (last[b] != path + 1) {
+        /* the first call of the class on a path since it took the other
+         * one (a try starting or over, a switch): cold, so not timed */
+        last[b] = (uint8_t)(path + 1);
+        run[b] = 0;
+        return 0;
+    }
+    if (try && run[b] < UINT32_MAX) {
+        run[b]++;
+    }
+    if (rcoll__shm_estimate(est, nsamp, want, b, path, try ? run[b] : 0, ns, 1)) {
+        return 1;
+    }
+    cur = (int)((*want >> b) & 1);
+    if (nsamp[b][!cur] == 0 && nsamp[b][cur] >= RCOLL__SHM_ADAPT_FIRST) {
+        /* the other path never timed: take it (a first try, however far the
+         * next burst is); the estimates decide from there */
+        *want ^= 1u << b;
+        return 1;
+    }
+    return 0;
+}
+
 void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns)
 {
     rcoll__shm_adapt_t *ad = &sh->adapt;
-    int b = size_class(n), path = cma ? 1 : 0, cur;
+    int b = size_class(n);
 
     if (ad->chaos != 0) {
         return;
     }
-    if (ad->last[b] != path + 1) {
-        /* the first call of the class on a path since it took the other
-         * one (a try starting or over, a switch): cold, so not timed */
-        ad->last[b] = (uint8_t)(path + 1);
-        ad->run[b] = 0;
-        return;
-    }
-    if (explore && ad->run[b] < UINT32_MAX) {
-        ad->run[b]++;
-    }
-    rcoll__shm_estimate(ad->est, ad->nsamp, &ad->want, b, path, explore ? ad->run[b] : 0,
-                        rcoll__shm_per_least(ns, n, 13 + b), 1);
-    cur = (int)((ad->want >> b) & 1);
-    if (ad->nsamp[b][!cur] == 0 && ad->nsamp[b][cur] >= RCOLL__SHM_ADAPT_FIRST) {
-        /* the other path never timed: take it (a first try, however far the
-         * next burst is); the estimates decide from there */
-        ad->want ^= 1u << b;
-    }
+    rcoll__shm_estimate_timed(ad->est, ad->nsamp, ad->last, ad->run, &ad->want, b, cma ? 1 : 0,
+                              explore, rcoll__shm_per_least(ns, n, 13 + b));
 }
 
 void rcoll__shm_store_offer(rcoll__shm_t *sh, const char *mode, int oversubscribed)
 {
-    rcoll__shm_store_t *st = &sh->store;
+    int off = strcmp(mode, "off") == 0 || oversubscribed, random = strcmp(mode, "random") == 0;
+    uint64_t pid = (uint64_t)getpid();
 
-    st->min = strcmp(mode, "off") == 0 || oversubscribed ? SIZE_MAX : RCOLL__SHM_STORE_MIN;
-    st->chaos = strcmp(mode, "random") == 0 ? (uint64_t)getpid() * 0x9E3779B97F4A7C15ull | 1 : 0;
+    sh->store.min = off ? SIZE_MAX : RCOLL__SHM_STORE_MIN;
+    sh->store.chaos = random ? pid * 0x9E3779B97F4A7C15ull | 1 : 0;
+    sh->bstore.min = off ? SIZE_MAX : RCOLL__SHM_BSTORE_MIN;
+    sh->bstore.chaos = random ? pid * 0xC2B2AE3D27D4EB4Full | 1 : 0;
 }
 
 int rcoll__shm_store_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore)

@@ -106,9 +106,10 @@ void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, u
 #define RCOLL__SHM_STORE_MIN (16 * 1024)
 #define RCOLL__SHM_STORE_ON  (1ull << 63)   /* in `store`: rank 0 chooses (else: plain) */
 
-/* Set-up, every rank: its own RCOLL_SHM_ADAPT (off: plain stores only;
- * random: a random choice per call, for tests); none while the node's ranks
- * outnumber its CPUs (a timing there measures the scheduler). */
+/* Set-up, every rank: its own RCOLL_SHM_ADAPT for both store choices, this
+ * one and the small bcast's below (off: plain stores only; random: a random
+ * choice per call, for tests); none while the node's ranks outnumber its
+ * CPUs (a timing there measures the scheduler). */
 void rcoll__shm_store_offer(rcoll__shm_t *sh, const char *mode, int oversubscribed);
 
 /* 1 if collective k's n-byte flat allreduce (n >= sh->store.min) copies in
@@ -144,9 +145,6 @@ void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore
 #define RCOLL__SHM_BSTORE_MIN 2048
 #define RCOLL__SHM_BSTORE_NS_BITS 24             /* in a leaf's word: k << 24 | ns */
 
-/* Set-up, every rank: as rcoll__shm_store_offer. */
-void rcoll__shm_bstore_offer(rcoll__shm_t *sh, const char *mode, int oversubscribed);
-
 /* The root of collective k, a bcast of n >= sh->bstore.min bytes through
  * its slot: 1 to write with streaming stores; *timed: time the write and
  * report it with rcoll__shm_bstore_wrote. */
@@ -167,6 +165,15 @@ int rcoll__shm_explore_k(uint64_t k, int rare);
 int rcoll__shm_estimate(double est[][2], uint32_t nsamp[][2], uint32_t *want, int b, int path,
                         uint32_t try, uint64_t ns, int rare);
 uint64_t rcoll__shm_chaos_next(uint64_t *x);
+
+/* rcoll__shm_estimate for a timed call of class b on `path` (try: part of a
+ * try of the other way), with the state of the choices that try in bursts
+ * (last, run per class): the first call on a path after the other is cold
+ * and not counted; once the class has RCOLL__SHM_ADAPT_FIRST timed calls and
+ * the other way none, *want's bit b flips (a first try).  1 if it flipped. */
+int rcoll__shm_estimate_timed(double est[][2], uint32_t nsamp[][2], uint8_t last[],
+                              uint32_t run[], uint32_t *want, int b, int path, int try,
+                              uint64_t ns);
 
 /* A call's ns scaled to the least size of its class (2^log2_least bytes):
  * the sizes of one class differ up to 2x (the OSU list has 64 KiB and

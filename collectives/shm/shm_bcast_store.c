@@ -4,8 +4,6 @@
  * and its leaves' copy-out times (shm_adapt.h, "bstore"; docs/shm.md,
  * "Streaming copy-in, chosen at run time").
  */
-#include <string.h>
-#include <unistd.h>
 #include "shm_adapt.h"
 
 #define NS_MAX ((1ull << RCOLL__SHM_BSTORE_NS_BITS) - 1)
@@ -25,20 +23,12 @@ static int timed_k(uint64_t k)
            rcoll__shm_explore_k(k / RCOLL__SHM_ADAPT_BURST, 0);
 }
 
-void rcoll__shm_bstore_offer(rcoll__shm_t *sh, const char *mode, int oversubscribed)
-{
-    rcoll__shm_bstore_t *bs = &sh->bstore;
-
-    bs->min = strcmp(mode, "off") == 0 || oversubscribed ? SIZE_MAX : RCOLL__SHM_BSTORE_MIN;
-    bs->chaos = strcmp(mode, "random") == 0 ? (uint64_t)getpid() * 0xC2B2AE3D27D4EB4Full | 1 : 0;
-}
-
 /* The pending sample, if every leaf has published its time for that k. */
 static void collect(rcoll__shm_t *sh)
 {
     rcoll__shm_bstore_t *bs = &sh->bstore;
     uint64_t slowest = 0;
-    int b = bs->pend_b, kind = bs->pend_kind;
+    int b = bclass(bs->pend_n);
 
     if (bs->pend_k == 0) {
         return;
@@ -67,24 +57,9 @@ static void collect(rcoll__shm_t *sh)
         }
     }
     bs->pend_k = 0;
-    if (bs->last[b] != kind + 1) {
-        bs->last[b] = (uint8_t)(kind + 1);   /* the first on this kind since the other: cold */
-        bs->run[b] = 0;
-        return;
-    }
-    if (bs->pend_try && bs->run[b] < UINT32_MAX) {
-        bs->run[b]++;
-    }
-    if (rcoll__shm_estimate(bs->est, bs->nsamp, &bs->want, b, kind, bs->pend_try ? bs->run[b] : 0,
-                            rcoll__shm_per_least(bs->pend_ns + slowest, bs->pend_n, 11 + b),
-                            1)) {
-        bs->changes++;
-    }
-    int cur = (int)((bs->want >> b) & 1);
-    if (bs->nsamp[b][!cur] == 0 && bs->nsamp[b][cur] >= RCOLL__SHM_ADAPT_FIRST) {
-        bs->want ^= 1u << b;         /* the other kind never timed: a first try that lasts */
-        bs->changes++;
-    }
+    bs->changes += (uint64_t)rcoll__shm_estimate_timed(
+        bs->est, bs->nsamp, bs->last, bs->run, &bs->want, b, bs->pend_kind, bs->pend_try,
+        rcoll__shm_per_least(bs->pend_ns + slowest, bs->pend_n, 11 + b));
 }
 
 int rcoll__shm_bstore_root(rcoll__shm_t *sh, uint64_t k, size_t n, int *timed)
@@ -101,7 +76,6 @@ int rcoll__shm_bstore_root(rcoll__shm_t *sh, uint64_t k, size_t n, int *timed)
     kind = (int)((bs->want >> b) & 1) ^ explore;
     if (timed_k(k) && bs->pend_k == 0) {
         *timed = 1;
-        bs->pend_b = b;
         bs->pend_n = n;
         bs->pend_kind = kind;
         bs->pend_try = explore;

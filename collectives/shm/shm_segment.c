@@ -142,8 +142,6 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     if (comm->ctx != NULL) {
         rcoll__shm_store_offer(sh, rcoll_ctx_config(comm->ctx)->shm_adapt,
                                rcoll__shm_oversubscribed(sh));
-        rcoll__shm_bstore_offer(sh, rcoll_ctx_config(comm->ctx)->shm_adapt,
-                                rcoll__shm_oversubscribed(sh));
     }
     return sh;
 }

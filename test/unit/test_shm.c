@@ -609,7 +609,7 @@ static void test_bcast_store_choice(void **state)
     memset(seg, 0, sh[0]->size);
     for (int r = 0; r < 2; r++) {
         sh[r]->base = seg;
-        rcoll__shm_bstore_offer(sh[r], "auto", 0);
+        rcoll__shm_store_offer(sh[r], "auto", 0);
         assert_int_equal(sh[r]->bstore.min, RCOLL__SHM_BSTORE_MIN);
     }
     size_t n = 8192;                               /* class 2 */
@@ -652,9 +652,9 @@ static void test_bcast_store_choice(void **state)
     (void)rcoll__shm_bstore_root(sh[0], k, n, &timed);
     assert_int_equal(sh[0]->bstore.nsamp[2][0] + sh[0]->bstore.nsamp[2][1], before);
     assert_int_equal(sh[0]->bstore.pend_k, timed ? k : 0);
-    rcoll__shm_bstore_offer(sh[1], "off", 0);                       /* off: plain only */
+    rcoll__shm_store_offer(sh[1], "off", 0);                        /* off: plain only */
     assert_int_equal(sh[1]->bstore.min, SIZE_MAX);
-    rcoll__shm_bstore_offer(sh[1], "auto", 1);                      /* oversubscribed: too */
+    rcoll__shm_store_offer(sh[1], "auto", 1);                       /* oversubscribed: too */
     assert_int_equal(sh[1]->bstore.min, SIZE_MAX);
     for (int r = 0; r < 2; r++) {
         free(sh[r]->fin);
