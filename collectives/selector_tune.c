@@ -164,9 +164,11 @@ static rcoll_status_t tune_parse_model(tune_ctx_t *tc, char **tok, int ntok, rco
 /* ---- the shm single-copy sizes ---- */
 
 /* RCOLL_SHM_CMA=auto without a tune file line: what an A/B on the Intel
- * Xeon VM of issue 15 found (docs/shm.md "Single copy"): bcast 32 KiB-4 MiB
+ * Xeon VM of issue 15 found (docs/shm.md "Single copy"): bcast 64 KiB-4 MiB
  * (with the root writing a share into each reader, both cores copy at
- * once and beat the two-copy pipeline there), allgather blocks from
+ * once and beat the two-copy pipeline there; 32 KiB was even on the Xeon
+ * and 3.5x slower single copy on the AMD EPYC Zen 5 VM, whose
+ * process_vm_readv pays ~2 us before a byte moves), allgather blocks from
  * 24 KiB (rcoll_tune put the crossover at 23171 on that Xeon, and on the
  * AMD EPYC VM two copies won at 16-20 KB: docs/shm.md); reduce never (the
  * root reducing alone was 10-40% slower than the pipeline at 16 KiB-4 MiB,
@@ -176,7 +178,7 @@ static const struct {
     const char *name;
     size_t      lo, hi;
 } tune_cma[RCOLL_TUNE_NCMA] = {
-    [RCOLL_TUNE_CMA_BCAST]     = { "cma_bcast",     32 * 1024, 4 * 1024 * 1024 },
+    [RCOLL_TUNE_CMA_BCAST]     = { "cma_bcast",     64 * 1024, 4 * 1024 * 1024 },
     [RCOLL_TUNE_CMA_ALLGATHER] = { "cma_allgather", 24 * 1024, SIZE_MAX },
     [RCOLL_TUNE_CMA_REDUCE]    = { "cma_reduce",    SIZE_MAX,  0 },
 };
