@@ -20,4 +20,5 @@ librcoll_coll_la_SOURCES += \
     collectives/shm/shm_reduce_scatter.c \
     collectives/shm/shm_bcast.c \
     collectives/shm/shm_bcast_store.c \
+    collectives/shm/shm_bcast_path.c \
     collectives/shm/shm_barrier.c

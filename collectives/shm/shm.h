@@ -10,9 +10,10 @@
  * segment one after the other on each rank.
  *
  * Layout: a header page, then one region per rank:
- *   5 flag lines  done (last k finished), in_ready, res_ready, out_done
+ *   8 flag lines  done (last k finished), in_ready, res_ready, out_done
  *                 (last pipeline chunk id through each stage), cma_read
- *                 (last k whose single-copy reads are over: shm_cma.c)
+ *                 (last k whose single-copy reads are over: shm_cma.c),
+ *                 slot_fill, bc_read, bc_call (shm_reduction.c, shm_adapt.h)
  *   ident line    pid and mapping address, for single-copy reads
  *   2 slots       small collectives, by k parity: a line starting with the
  *                 k whose data follows at byte 8 if it fits the rest of the
@@ -91,6 +92,8 @@ typedef struct {
                                    * (rcoll__shm_slot_write_pieces); only grows */
     rcoll__shm_flag_t bc_read;    /* a leaf's timed small-bcast copy-out: k << 24 | ns
                                    * (shm_adapt.h, bstore) */
+    rcoll__shm_flag_t bc_call;    /* this rank's last bcast whose path was chosen at run
+                                   * time: k << 24 | ns (shm_adapt.h, bpath) */
     rcoll__shm_ident_t ident;
 } rcoll__shm_ctl_t;
 
@@ -118,7 +121,20 @@ typedef struct {
     uint32_t run[RCOLL__SHM_ADAPT_NB];      /* timed calls of the current try burst */
     uint64_t changes;        /* entries published */
     uint64_t chaos;          /* tests: nonzero (a random state): publish random choices */
+    uint64_t salt;           /* added to k / BURST before the try hash: the bcast's path
+                              * tries must not fall on its root's store tries */
 } rcoll__shm_adapt_t;
+
+/* The bcast's run-time path choice (shm_adapt.h, "bpath"): a chooser like
+ * the allgather's, and rank 0's call waiting for the others' times. */
+typedef struct {
+    rcoll__shm_adapt_t ad;
+    uint64_t pend_k;         /* rank 0: the call awaiting the others' times (0: none) */
+    uint64_t pend_ns;        /* its own time */
+    size_t   pend_n;
+    int      pend_cma, pend_try;
+    int      pend_asked;     /* times the others were asked for it (at most 2) */
+} rcoll__shm_bpath_t;
 
 /* The flat allreduce's copy into its slot: plain or streaming stores,
  * rank 0's run-time choice per size class (shm_adapt.h, "store"). */
@@ -200,6 +216,7 @@ typedef struct rcoll__shm {
     size_t    red_pieced_min, red_piece;
     char     *cma_scratch;            /* single-copy reduce: 2 pieces (shm_reduce_cma.c) */
     rcoll__shm_adapt_t adapt;         /* the allgather's run-time path choice (shm_adapt.h) */
+    rcoll__shm_bpath_t bpath;         /* the bcast's run-time path choice (shm_adapt.h) */
     rcoll__shm_store_t store;         /* the flat allreduce's store choice (shm_adapt.h) */
     rcoll__shm_bstore_t bstore;       /* the small bcast root's store choice (shm_adapt.h) */
 } rcoll__shm_t;

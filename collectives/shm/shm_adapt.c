@@ -25,7 +25,7 @@ int rcoll__shm_explore_k(uint64_t k, int rare)
 
 #define RARE(b) RCOLL__SHM_RARE(b)
 
-static int size_class(size_t n)
+int rcoll__shm_size_class(size_t n)
 {
     int b = 63 - __builtin_clzll((unsigned long long)n | 1) - 13;
     return b < 0 ? 0 : b >= RCOLL__SHM_ADAPT_NB ? RCOLL__SHM_ADAPT_NB - 1 : b;
@@ -44,27 +44,39 @@ uint64_t rcoll__shm_adapt_now(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void rcoll__shm_adapt_offer(rcoll__shm_t *sh, int adapt, int random)
+void rcoll__shm_adapt_offer(rcoll__shm_t *sh, int adapt, int bcast, int random)
 {
+    uint64_t pid = (uint64_t)getpid();
+
     atomic_store_explicit(&rcoll__shm_adapt_line(sh)->min, adapt ? RCOLL__SHM_ADAPT_MIN : 0,
                           memory_order_relaxed);
-    sh->adapt.chaos = random ? (uint64_t)getpid() * 2654435761u | 1 : 0;
+    atomic_store_explicit(&rcoll__shm_bpath_line(sh)->min, bcast ? RCOLL__SHM_BPATH_MIN : 0,
+                          memory_order_relaxed);
+    sh->adapt.chaos = random && adapt ? pid * 2654435761u | 1 : 0;
+    sh->bpath.ad.chaos = random && bcast ? pid * 0x9E3779B97F4A7C15ull | 1 : 0;
+}
+
+static size_t offered_min(const rcoll__shm_adapt_line_t *L)
+{
+    uint64_t m = atomic_load_explicit(&L->min, memory_order_relaxed);
+    return m != 0 ? (size_t)m : SIZE_MAX;
 }
 
 void rcoll__shm_adapt_ready(rcoll__shm_t *sh)
 {
-    uint64_t m = atomic_load_explicit(&rcoll__shm_adapt_line(sh)->min, memory_order_relaxed);
-    sh->adapt.min = m != 0 ? (size_t)m : SIZE_MAX;
+    sh->adapt.min = offered_min(rcoll__shm_adapt_line(sh));
+    sh->bpath.ad.min = offered_min(rcoll__shm_bpath_line(sh));
 }
 
-/* The first entry: the fixed sizes (sh->cma_ag_*), judged by the least
- * size of each class (the power of two most callers use). */
-static uint32_t fixed_bits(const rcoll__shm_t *sh)
+/* The first entry: the fixed sizes lo..hi (sh->cma_ag_* or cma_bc_*),
+ * judged by the least size of each class (the power of two most callers
+ * use). */
+static uint32_t fixed_bits(size_t lo, size_t hi)
 {
     uint32_t bits = 0;
     for (int b = 0; b < RCOLL__SHM_ADAPT_NB; b++) {
         size_t least = (size_t)1 << (13 + b);
-        if (least >= sh->cma_ag_min && least <= sh->cma_ag_max) {
+        if (least >= lo && least <= hi) {
             bits |= 1u << b;
         }
     }
@@ -74,9 +86,8 @@ static uint32_t fixed_bits(const rcoll__shm_t *sh)
 /* Rank 0: the oldest entry of the ring may be overwritten once no rank can
  * still need it: every rank is through the collective before the next
  * entry's eff (it takes that one or a later one from then on). */
-static int may_overwrite(rcoll__shm_t *sh)
+static int may_overwrite(rcoll__shm_t *sh, const rcoll__shm_adapt_t *ad)
 {
-    rcoll__shm_adapt_t *ad = &sh->adapt;
     uint64_t next_eff = ad->eff[(ad->nent + 1) % RCOLL__SHM_ADAPT_NENT];
 
     if (next_eff <= 1) {
@@ -100,14 +111,13 @@ uint64_t rcoll__shm_chaos_next(uint64_t *x)
 
 /* Rank 0, entering its adaptive collective k: publish a changed choice (it
  * applies after the horizon), and keep the horizon ahead of k. */
-static void rank0_fix(rcoll__shm_t *sh, uint64_t k)
+static void rank0_fix(rcoll__shm_t *sh, rcoll__shm_adapt_t *ad, rcoll__shm_adapt_line_t *L,
+                      size_t lo, size_t hi, uint64_t k)
 {
-    rcoll__shm_adapt_t *ad = &sh->adapt;
-    rcoll__shm_adapt_line_t *L = rcoll__shm_adapt_line(sh);
     int changed = 0;
 
     if (!ad->started) {
-        ad->want = fixed_bits(sh);
+        ad->want = fixed_bits(lo, hi);
         ad->started = 1;
     }
     if (ad->chaos != 0) {
@@ -116,7 +126,7 @@ static void rank0_fix(rcoll__shm_t *sh, uint64_t k)
             ad->want = (uint32_t)(x >> 16) & ((1u << 2 * RCOLL__SHM_ADAPT_NB) - 1);
         }
     }
-    if (ad->want != ad->bits && may_overwrite(sh)) {
+    if (ad->want != ad->bits && may_overwrite(sh, ad)) {
         unsigned i = (unsigned)(ad->nent % RCOLL__SHM_ADAPT_NENT);
         uint64_t eff = ad->horizon_pub + 1;
         atomic_store_explicit(&L->ent[i], (eff & RCOLL__SHM_K_MASK) | (uint64_t)ad->want << 40,
@@ -133,16 +143,15 @@ static void rank0_fix(rcoll__shm_t *sh, uint64_t k)
     }
 }
 
-int rcoll__shm_adapt_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *cma,
+int rcoll__shm_chooser_pick(rcoll_task_t *task, rcoll__shm_op_t *op, rcoll__shm_adapt_t *ad,
+                            rcoll__shm_adapt_line_t *L, size_t lo, size_t hi, size_t n, int *cma,
                             int *explore)
 {
     rcoll__shm_t *sh = op->sh;
-    rcoll__shm_adapt_t *ad = &sh->adapt;
-    rcoll__shm_adapt_line_t *L = rcoll__shm_adapt_line(sh);
     uint64_t k = op->k;
 
     if (sh->me == 0) {
-        rank0_fix(sh, k);
+        rank0_fix(sh, ad, L, lo, hi, k);
     }
     if (ad->horizon < k) {
         ad->horizon = atomic_load_explicit(&L->horizon, memory_order_acquire);
@@ -166,10 +175,18 @@ int rcoll__shm_adapt_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, i
             found = 1;
         }
     }
-    int b = size_class(n);
-    *explore = rcoll__shm_explore_k(k / RCOLL__SHM_ADAPT_BURST, (bits & RARE(b)) != 0);
+    int b = rcoll__shm_size_class(n);
+    *explore = rcoll__shm_explore_k(k / RCOLL__SHM_ADAPT_BURST + ad->salt, (bits & RARE(b)) != 0);
     *cma = (int)((bits >> b) & 1) ^ *explore;
     return 1;
+}
+
+int rcoll__shm_adapt_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *cma,
+                            int *explore)
+{
+    rcoll__shm_t *sh = op->sh;
+    return rcoll__shm_chooser_pick(task, op, &sh->adapt, rcoll__shm_adapt_line(sh), sh->cma_ag_min,
+                                   sh->cma_ag_max, n, cma, explore);
 }
 
 /* The estimate both choices keep per size class b and path (0, 1): a
@@ -251,7 +268,7 @@ int rcoll__shm_estimate_timed(double est[][2], uint32_t nsamp[][2], uint8_t last
 void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns)
 {
     rcoll__shm_adapt_t *ad = &sh->adapt;
-    int b = size_class(n);
+    int b = rcoll__shm_size_class(n);
 
     if (ad->chaos != 0) {
         return;
@@ -275,7 +292,7 @@ int rcoll__shm_store_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore
 {
     rcoll__shm_store_t *st = &sh->store;
     _Atomic uint64_t *word = &rcoll__shm_adapt_line(sh)->store;
-    int b = size_class(n);
+    int b = rcoll__shm_size_class(n);
     uint32_t want;
 
     *explore = 0;
@@ -310,7 +327,7 @@ void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore
      * streaming in the fast phase, where it costs up to 2x (256 KiB), and
      * the next plain try must come soon to switch it back; so want changes
      * only when estimate() flips a class */
-    int b = size_class(n);
+    int b = rcoll__shm_size_class(n);
     if (rcoll__shm_estimate(st->est, st->nsamp, &st->want, b, stream ? 1 : 0, explore,
                             rcoll__shm_per_least(ns, n, 13 + b), 0)) {
         st->changes++;
@@ -371,5 +388,13 @@ void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
         rcoll_debug("shm: communicator 0x%llx: allgather path chosen at run time, %llu changes; "
                     "last choice and estimate per size class from:%s", (unsigned long long)comm->id,
                     (unsigned long long)ad->changes, len > 0 ? buf : " none timed");
+    }
+    ad = &sh->bpath.ad;
+    if (ad->started) {
+        size_t len = classes(buf, sizeof(buf), ad->est, ad->nsamp, ad->bits, path, path_way, 13);
+        rcoll_debug("shm: communicator 0x%llx: bcast path chosen at run time, %llu changes; "
+                    "last choice and estimate (the ranks' mean time) per size class from:%s",
+                    (unsigned long long)comm->id, (unsigned long long)ad->changes,
+                    len > 0 ? buf : " none timed");
     }
 }

@@ -1,7 +1,7 @@
 /*
- * shm_adapt.h - the shm allgather's run-time choice between single copy
- * (process_vm_readv, shm_cma.h) and two copies through the segment, per
- * block-size class, made by rank 0 of the segment from its own timings
+ * shm_adapt.h - the shm allgather's and bcast's run-time choice between
+ * single copy (process_vm_readv, shm_cma.h) and two copies through the
+ * segment, per size class, made by rank 0 of the segment from timings
  * and followed by every rank for the same collective.
  *
  * Why at run time: on the 2-vCPU VMs the two-copy path is 3-4x slower in
@@ -52,9 +52,20 @@ typedef struct {
 } rcoll__shm_adapt_line_t;
 _Static_assert(RCOLL__SHM_ADAPT_OFFSET + sizeof(rcoll__shm_adapt_line_t) <= 4096, "header page");
 
+/* The bcast's chooser (bpath below) has its own lines, after the allgather's. */
+#define RCOLL__SHM_BPATH_OFFSET  (RCOLL__SHM_ADAPT_OFFSET + 512)
+_Static_assert(RCOLL__SHM_ADAPT_OFFSET + sizeof(rcoll__shm_adapt_line_t) <= RCOLL__SHM_BPATH_OFFSET,
+               "the two choosers' lines apart");
+_Static_assert(RCOLL__SHM_BPATH_OFFSET + sizeof(rcoll__shm_adapt_line_t) <= 4096, "header page");
+
 static inline rcoll__shm_adapt_line_t *rcoll__shm_adapt_line(const rcoll__shm_t *sh)
 {
     return (rcoll__shm_adapt_line_t *)(void *)(sh->base + RCOLL__SHM_ADAPT_OFFSET);
+}
+
+static inline rcoll__shm_adapt_line_t *rcoll__shm_bpath_line(const rcoll__shm_t *sh)
+{
+    return (rcoll__shm_adapt_line_t *)(void *)(sh->base + RCOLL__SHM_BPATH_OFFSET);
 }
 
 /* 1 if allgathers of n-byte blocks choose their path at run time. */
@@ -63,12 +74,12 @@ static inline int rcoll__shm_adapt_covers(const rcoll__shm_t *sh, size_t n)
     return n >= sh->adapt.min;
 }
 
-/* Set-up, rank 0 (before it reports in): whether this segment adapts
- * (RCOLL_SHM_ADAPT, starting from the allgather's single-copy sizes, the
- * defaults' or a tune file's; RCOLL_SHM_CMA=on or sizes rcoll_tune set
- * keep them fixed); random: rank 0 switches at random
+/* Set-up, rank 0 (before it reports in): whether this segment's allgather
+ * (adapt) and bcast (bcast) adapt (RCOLL_SHM_ADAPT, starting from their
+ * single-copy sizes, the defaults' or a tune file's; RCOLL_SHM_CMA=on or
+ * sizes rcoll_tune set keep them fixed); random: rank 0 switches at random
  * (RCOLL_SHM_ADAPT=random, for tests). */
-void rcoll__shm_adapt_offer(rcoll__shm_t *sh, int adapt, int random);
+void rcoll__shm_adapt_offer(rcoll__shm_t *sh, int adapt, int bcast, int random);
 
 /* Set-up over, single-copy reads agreed: take rank 0's offer. */
 void rcoll__shm_adapt_ready(rcoll__shm_t *sh);
@@ -83,6 +94,52 @@ int rcoll__shm_adapt_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, i
 /* Rank 0: its covered call of n-byte blocks took ns nanoseconds on path
  * cma (explore: the call was part of a try of the other path). */
 void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns);
+
+/*
+ * The bcast's path ("bpath"): single copy or two copies through the
+ * segment, per size class from RCOLL__SHM_BPATH_MIN, chosen by rank 0 with
+ * the allgather's protocol above (its own lines in the header page, its own
+ * tries, which never fall on the group of k the root's store choice below
+ * tries in).  Why: which path wins at a size differs between CPUs by more
+ * than any one default can cover (2 ranks, 64 KiB: two copies 2.6 us
+ * against 5.9 on the Zen 5 VM, whose process_vm_readv costs ~2 us before it
+ * moves a byte; single copy 2x faster at 128 KiB on the Xeon VM) and, on a
+ * VM, with the phase (docs/shm.md, "The bcast's path, chosen at run time").
+ *
+ * A two-copy root returns before its leaves copy, so rank 0's own time does
+ * not measure the call: every rank times the timed calls from the path's
+ * choice to its return and publishes {k, ns} in its control region
+ * (bc_call); rank 0 takes the ranks' mean time of its last covered call at
+ * its next one (or the one after, if some rank had not published that k
+ * yet; a rank that shows a later k drops the sample).  The mean, not the
+ * slowest: it is the time the ranks lose in the call (a two-copy root is
+ * free to compute while its leaves copy), and what an OSU benchmark reports.
+ */
+#define RCOLL__SHM_BPATH_MIN (32 * 1024)
+/* 32 KiB, not 16: single copy was never found faster at 16 KiB (1.4-2 us
+ * before it moves a byte, against 0.5-1 for two copies of 16 KiB), and the
+ * choice costs a little even untimed (rank 0's horizon line every 8 calls,
+ * the rare try): 16 KiB 0.93-0.96 us -> 0.99-1.05 on the Zen 5 VM. */
+static inline int rcoll__shm_bpath_covers(const rcoll__shm_t *sh, size_t n)
+{
+    return n >= sh->bpath.ad.min;
+}
+
+/* As rcoll__shm_adapt_choose, for bcast k = op->k of n bytes that
+ * rcoll__shm_bpath_covers; rank 0 first collects its last call's sample. */
+int rcoll__shm_bpath_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *cma,
+                            int *explore);
+
+/* Whether every rank times covered bcast k (a function of k and the try,
+ * which all ranks agree on): one call in 8 by a hash of k, and every call
+ * of a try.  The others pay nothing: a timed call costs two clock reads
+ * and a line that rank 0 reads back (2 ranks, 16 KiB: timing every call
+ * took 0.53-0.55 us to 0.63-0.70 on the Zen 5 VM). */
+int rcoll__shm_bpath_timed(const rcoll__shm_t *sh, uint64_t k, int explore);
+
+/* Every rank, its timed bcast k of n bytes done on path cma in ns. */
+void rcoll__shm_bpath_called(rcoll__shm_t *sh, uint64_t k, size_t n, int cma, int explore,
+                             uint64_t ns);
 
 /*
  * The flat allreduce's copy of each rank's vector into its slot
@@ -162,9 +219,16 @@ void rcoll__shm_bstore_copied(rcoll__shm_t *sh, uint64_t k, uint64_t ns);
  * a try, 0 for the way in use); the tests' random sequence. */
 #define RCOLL__SHM_RARE(b) (1u << (RCOLL__SHM_ADAPT_NB + (b)))
 int rcoll__shm_explore_k(uint64_t k, int rare);
+int rcoll__shm_size_class(size_t n);     /* [2^(13+b), 2^(14+b)) */
 int rcoll__shm_estimate(double est[][2], uint32_t nsamp[][2], uint32_t *want, int b, int path,
                         uint32_t try, uint64_t ns, int rare);
 uint64_t rcoll__shm_chaos_next(uint64_t *x);
+
+/* A chooser's path for collective op->k of n bytes (the protocol at the
+ * top; lo..hi: its fixed single-copy sizes, rank 0's first entry). */
+int rcoll__shm_chooser_pick(rcoll_task_t *task, rcoll__shm_op_t *op, rcoll__shm_adapt_t *ad,
+                            rcoll__shm_adapt_line_t *L, size_t lo, size_t hi, size_t n, int *cma,
+                            int *explore);
 
 /* rcoll__shm_estimate for a timed call of class b on `path` (try: part of a
  * try of the other way), with the state of the choices that try in bursts
@@ -180,8 +244,9 @@ int rcoll__shm_estimate_timed(double est[][2], uint32_t nsamp[][2], uint8_t last
  * 100000 B in one), and their times must not read as a change of path. */
 uint64_t rcoll__shm_per_least(uint64_t ns, size_t n, int log2_least);
 
-/* At the end, RCOLL_LOG_LEVEL=debug: rank 0's allgather choices and
- * measurements, its store choices, and each rank's bcast root choices. */
+/* At the end, RCOLL_LOG_LEVEL=debug: rank 0's allgather and bcast path
+ * choices and measurements, its store choices, and each rank's bcast root
+ * store choices. */
 void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh);
 
 /* Monotonic nanoseconds (rank 0's timing). */

@@ -25,6 +25,9 @@ typedef struct {
     rcoll__shm_op_t   op;
     rcoll__shm_pipe_t pipe;
     int               next;       /* single copy, root: next reader to wait for */
+    int               path;       /* 0: not chosen yet, 1: two copies, 2: single copy */
+    int               explore;    /* part of a try of the other path (shm_adapt.h) */
+    uint64_t          t0;         /* a timed call whose path is chosen at run time: its start */
 } bc_shm_state_t;
 RCOLL_ALG_STATE_CHECK(bc_shm_state_t);
 
@@ -240,11 +243,30 @@ static rcoll_status_t bc_shm_progress(rcoll_task_t *task)
     if (st != RCOLL_OK) {
         return st;
     }
+    rcoll__shm_t *sh = S->op.sh;
     size_t n = task->args.count * rcoll_datatype_size(task->args.dtype);
-    if (rcoll__shm_cma_bcast(S->op.sh, n)) {
-        return bc_cma(task, S, n);
+    if (S->path == 0) {
+        /* once per call: the fixed sizes, or rank 0's run-time choice */
+        int cma = rcoll__shm_cma_bcast(sh, n), explore = 0;
+        if (rcoll__shm_bpath_covers(sh, n)) {
+            if (!rcoll__shm_bpath_choose(task, &S->op, n, &cma, &explore)) {
+                return RCOLL_INPROGRESS;
+            }
+            S->t0 = rcoll__shm_bpath_timed(sh, S->op.k, explore) ? rcoll__shm_adapt_now() : 0;
+        }
+        S->path = cma ? 2 : 1;
+        S->explore = explore;
     }
-    return n <= rcoll__shm_copy_slot_max(S->op.sh) ? bc_small(task, S, n) : bc_large(task, S, n);
+    if (S->path == 2) {
+        st = bc_cma(task, S, n);
+    } else {
+        st = n <= rcoll__shm_copy_slot_max(sh) ? bc_small(task, S, n) : bc_large(task, S, n);
+    }
+    if (st == RCOLL_OK && S->t0 != 0) {
+        rcoll__shm_bpath_called(sh, S->op.k, n, S->path == 2, S->explore,
+                                rcoll__shm_adapt_now() - S->t0);
+    }
+    return st;
 }
 
 static double bc_shm_cost(const rcoll_model_t *m, size_t bytes, int nranks, int ppn)

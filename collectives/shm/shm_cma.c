@@ -57,7 +57,7 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_
 {
     int on = strcmp(rcoll_ctx_config(comm->ctx)->shm_cma, "on") == 0;
     char what[RCOLL_TUNE_NCMA][96];
-    int ag_line = 0;
+    int ag_line = 0, bc_line = 0;
 
     for (int w = 0; w < RCOLL_TUNE_NCMA; w++) {
         size_t lo = 0, hi = SIZE_MAX;
@@ -66,6 +66,8 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_
 
         if (w == RCOLL_TUNE_CMA_ALLGATHER) {
             ag_line = line;
+        } else if (w == RCOLL_TUNE_CMA_BCAST) {
+            bc_line = line;
         }
 
         id->cma_lo[w] = lo;
@@ -78,18 +80,20 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_
                      on ? "RCOLL_SHM_CMA=on" : line < 0 ? "set by rcoll_tune" : "default");
         }
     }
-    /* the allgather chooses at run time (shm_adapt.h), starting from the
-     * sizes above, the defaults' or a tune file's: one phase of a VM
-     * measured them.  RCOLL_SHM_CMA=on, or sizes rcoll_tune set to time
-     * its crossovers with (ag_line < 0), keep them fixed. */
+    /* the allgather and the bcast choose at run time (shm_adapt.h),
+     * starting from the sizes above, the defaults' or a tune file's: one
+     * phase of one CPU measured them.  RCOLL_SHM_CMA=on, or sizes
+     * rcoll_tune set to time its crossovers with (line < 0), keep them
+     * fixed. */
     const char *mode = rcoll_ctx_config(comm->ctx)->shm_adapt;
-    int adapt = !on && strcmp(mode, "off") != 0 && ag_line >= 0;
-    rcoll__shm_adapt_offer(sh, adapt, adapt && strcmp(mode, "random") == 0);
+    int adapt_ok = !on && strcmp(mode, "off") != 0;
+    int adapt = adapt_ok && ag_line >= 0, bcast = adapt_ok && bc_line >= 0;
+    rcoll__shm_adapt_offer(sh, adapt, bcast, strcmp(mode, "random") == 0);
     rcoll_debug("shm: communicator 0x%llx: single-copy sizes where the ranks can read each "
-                "other: bcast %s, allgather blocks %s%s, reduce %s", (unsigned long long)comm->id,
-                what[0], what[1],
-                adapt ? ", from 16 KiB chosen at run time starting from these (RCOLL_SHM_ADAPT)" : "",
-                what[2]);
+                "other: bcast %s%s, allgather blocks %s%s, reduce %s", (unsigned long long)comm->id,
+                what[0], bcast ? ", from 32 KiB chosen at run time starting from these "
+                "(RCOLL_SHM_ADAPT)" : "", what[1], adapt ? ", from 16 KiB chosen at run time "
+                "starting from these (RCOLL_SHM_ADAPT)" : "", what[2]);
 }
 
 void rcoll__shm_cma_ident(rcoll_comm_t *comm, rcoll__shm_t *sh)

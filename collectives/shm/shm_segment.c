@@ -47,7 +47,7 @@
 #include "stream_min.h"
 
 #define SHM_MAGIC   0x72636f6c6c73686dULL   /* "rcollshm" */
-#define SHM_VERSION 3
+#define SHM_VERSION 4
 
 typedef struct {
     uint64_t         magic;
@@ -134,6 +134,11 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     sh->cma_share_min = RCOLL__SHM_CMA_SHARE_MIN;
     sh->adapt.min = SIZE_MAX;                  /* no run-time choice until the set-up agrees */
     sh->adapt.ahead = 16;
+    sh->bpath.ad.min = SIZE_MAX;
+    sh->bpath.ad.ahead = 16;
+    /* the bcast path's try groups 32 groups (256 calls) before the root's
+     * store tries (the same hash, shm_adapt.h): never the same calls */
+    sh->bpath.ad.salt = 32;
     sh->red_pieced_min = RCOLL__SHM_RED_PIECED_MIN;
     sh->red_piece = RCOLL__SHM_RED_PIECE;
     sh->stream_min = comm->ctx ? rcoll__shm_stream_min(rcoll_ctx_config(comm->ctx))

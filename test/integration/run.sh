@@ -290,6 +290,10 @@ run_set() {
             run_one "osu_allgather -c RCOLL_SHM_ADAPT=random" "$n" 120 \
                 "$(command -v env)" RCOLL_SHM_ADAPT=random "$top/examples/rcoll_osu_allgather" \
                 -c -s 16384,24576,65536,131072,1048576 -i 400 -x 10
+            # the same for the bcast's path (from 32 KiB)
+            run_one "osu_bcast -c RCOLL_SHM_ADAPT=random" "$n" 120 \
+                "$(command -v env)" RCOLL_SHM_ADAPT=random "$top/examples/rcoll_osu_bcast" \
+                -c -s 16384,32768,65536,100000,131072,1048576 -i 400 -x 10
         fi
         # the flat allreduce's copy-in and the small bcast root's copy with
         # plain or streaming stores, each rank choosing at random per call:

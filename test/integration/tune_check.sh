@@ -13,8 +13,8 @@
 #      rcoll_info --model shows them as used; a file whose shm lines say
 #      otherwise sets the sizes a communicator's segment takes (the debug
 #      line of its rank 0 names each with its line in the file); the
-#      allgather's run-time choice starts from the file's sizes
-#      (RCOLL_SHM_ADAPT=auto) or keeps them fixed (off).
+#      allgather's and the bcast's run-time choices start from the file's
+#      sizes (RCOLL_SHM_ADAPT=auto; both paths timed) or keep them fixed (off).
 # Exit status 0 only if all hold.  About 40 s.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -146,9 +146,15 @@ if ! RCOLL_TUNE_FILE=$dir/cma RCOLL_LOG_LEVEL=debug timeout --kill-after=10 60 "
 fi
 ag="allgather blocks 4096-8191 (tune file line $((n - 1)))"
 adapt=", from 16 KiB chosen at run time starting from these (RCOLL_SHM_ADAPT)"
-want="bcast none (tune file line $((n - 2))), $ag$adapt, reduce 1048576-* (tune file line $n)"
+bc_adapt=", from 32 KiB chosen at run time starting from these (RCOLL_SHM_ADAPT)"
+want="bcast none (tune file line $((n - 2)))$bc_adapt, $ag$adapt, reduce 1048576-* (tune file line $n)"
 grep 'r0\].*single-copy sizes' "$dir/cma.log" | grep -F ": $want" >/dev/null ||
     bad "the segment did not take the file's single-copy sizes ($want)"
+# the bcast's path is chosen at run time too, from the file's sizes (none:
+# two copies first): rank 0 timed both paths of the 64 KiB bcasts
+bc_report=$(grep 'r0\].*bcast path chosen at run time' "$dir/cma.log")
+grep -qE ' 64 KiB: [^;]*two copies [0-9.]+ us x[1-9][0-9]*, single [0-9.]+ us x[1-9]' <<<"$bc_report" ||
+    bad "RCOLL_SHM_ADAPT=auto: rank 0 did not time both paths of the 64 KiB bcasts: $bc_report"
 # a cma_allgather line is where the run-time choice starts, not the end of
 # it: a 64 KiB allgather is timed and chosen at run time (rank 0's report
 # at communicator free); with RCOLL_SHM_ADAPT=off the file's sizes stay fixed

@@ -233,9 +233,20 @@ static void make_script(script_op_t *s, int p, size_t chunk_elems, size_t small_
     }
 }
 
+static int script_has(const script_op_t *script, rcoll_coll_type_t type)
+{
+    for (int j = 0; j < NOPS; j++) {
+        if (script[j].type == type) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Run the script on p simulated ranks; bias > 0 lets one rank run ahead.
  * cma 1: single-copy reads above the slot size; 2: also every other op an
  * allgather whose path rank 0 picks at random at run time (shm_adapt.h),
+ * and the bcasts' paths picked so too,
  * fixed only 2 collectives ahead (ranks wait for its choice) or 16 (it
  * waits to overwrite entries a lagging rank may still need). */
 static void run_world(int p, uint64_t seed, int bias, int cma)
@@ -297,6 +308,10 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
             sh[r]->adapt.ahead = seed & 1 ? 2 : 16;   /* 16: more entries than the ring holds
                                                         * are ahead of a lagging rank */
             sh[r]->adapt.chaos = r == 0 ? seed | 1 : 0;
+            sh[r]->bpath.ad.min = 1;                    /* the bcasts' paths too */
+            sh[r]->bpath.ad.ahead = sh[r]->adapt.ahead;
+            sh[r]->bpath.ad.salt = 32;
+            sh[r]->bpath.ad.chaos = r == 0 ? (seed * 0x9E3779B97F4A7C15ull) | 1 : 0;
             sh[r]->bstore.min = 1;                      /* bcast roots stream at random */
             sh[r]->bstore.chaos = (seed + (uint64_t)r) * 2654435761u | 1;
         }
@@ -368,6 +383,7 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
     }
     if (cma == 2) {
         assert_true(sh[0]->adapt.changes > 2);    /* the paths did change under the ranks */
+        assert_true(sh[0]->bpath.ad.changes > 0 || !script_has(script, RCOLL_COLL_BCAST));
     }
     /* every rank's flags agree at the end */
     for (int r = 0; r < p; r++) {
@@ -560,6 +576,105 @@ static void test_store_choice(void **state)
     }
     rcoll__shm_store_sample(&sh1, n, 0, 1, 1);            /* only rank 0's timings count */
     assert_int_equal(sh1.store.changes, 0);
+}
+
+/* The bcast's path choice (shm_adapt.h, "bpath"), 3 ranks: every rank
+ * takes the same path and try for each call; rank 0 feeds its estimator the
+ * ranks' mean time of its previous call (a two-copy root's own time is
+ * short, its leaves' long: the mean, not rank 0's time, must decide), starts
+ * from the fixed single-copy sizes and leaves them for two copies where
+ * those are faster; a rank that never publishes its time costs rank 0 its
+ * samples, not a wait. */
+static void bpath_calls(rcoll__shm_t *sh[], int p, rcoll_task_t *task, uint64_t *k, int calls,
+                        size_t n, const uint64_t two[], const uint64_t one[], int silent)
+{
+    for (int c = 0; c < calls; c++, (*k)++) {
+        int cma0 = -1, exp0 = -1;
+        for (int r = 0; r < p; r++) {
+            rcoll__shm_op_t op = { .sh = sh[r], .k = *k };
+            int cma = 0, explore = 0;
+            assert_int_equal(rcoll__shm_bpath_choose(task, &op, n, &cma, &explore), 1);
+            if (r == 0) {
+                cma0 = cma;
+                exp0 = explore;
+            }
+            assert_int_equal(cma, cma0);
+            assert_int_equal(explore, exp0);
+        }
+        for (int r = 0; r < p; r++) {
+            if (r != silent && rcoll__shm_bpath_timed(sh[r], *k, exp0)) {
+                rcoll__shm_bpath_called(sh[r], *k, n, cma0, exp0, cma0 ? one[r] : two[r]);
+            }
+        }
+    }
+}
+
+static void test_bcast_path_choice(void **state)
+{
+    (void)state;
+    enum { P = 3 };
+    frank_t fr[P];
+    rcoll__shm_t *sh[P];
+    memset(fr, 0, sizeof(fr));
+    for (int r = 0; r < P; r++) {
+        fr[r].ctx.config.shm = 1;
+        fr[r].comm.ctx = &fr[r].ctx;
+        fr[r].comm.id = 44;
+        fr[r].comm.rank = r;
+        fr[r].comm.size = fr[r].comm.local_size = P;
+        fr[r].comm.world_ranks = fr[r].world_ranks;
+        for (int q = 0; q < P; q++) {
+            fr[r].world_ranks[q] = q;
+        }
+        sh[r] = rcoll__shm_new(&fr[r].comm);
+        assert_non_null(sh[r]);
+        rcoll__shm_layout(sh[r], 256, 4096, 2);
+    }
+    char *seg = alloc_aligned(4096, sh[0]->size);
+    rcoll_task_t *task = alloc_aligned(64, sizeof(rcoll_task_t));
+    assert_true(seg != NULL && task != NULL);
+    memset(seg, 0, sh[0]->size);
+    memset(task, 0, sizeof(*task));
+    for (int r = 0; r < P; r++) {
+        sh[r]->base = seg;
+        sh[r]->cma_bc_min = 64 * 1024;           /* the fixed sizes: single copy from 64 KiB */
+        sh[r]->cma_bc_max = SIZE_MAX;
+    }
+    rcoll__shm_adapt_offer(sh[0], 0, 1, 0);     /* the bcast adapts, the allgather not */
+    for (int r = 0; r < P; r++) {
+        rcoll__shm_adapt_ready(sh[r]);
+        assert_int_equal(sh[r]->bpath.ad.min, RCOLL__SHM_BPATH_MIN);
+        assert_int_equal(sh[r]->adapt.min, SIZE_MAX);
+        assert_true(rcoll__shm_bpath_covers(sh[r], 32768) && !rcoll__shm_bpath_covers(sh[r], 32767));
+    }
+    size_t n = 65536;                            /* class 3 */
+    uint32_t bit = 1u << 3;
+    uint64_t k = 1;
+    /* two copies: the root (rank 0) 1 us, its leaves 5 us: mean 3.67 us;
+     * single copy 6 us everywhere, rank 0's own time shorter than that */
+    const uint64_t two[P] = { 1000, 5000, 5000 }, one[P] = { 6000, 6000, 6000 };
+
+    bpath_calls(sh, P, task, &k, 1, n, two, one, -1);
+    assert_int_equal(sh[0]->bpath.ad.bits & bit, bit);   /* the fixed sizes first */
+    bpath_calls(sh, P, task, &k, 200, n, two, one, 2);   /* rank 2 silent: no samples */
+    assert_int_equal(sh[0]->bpath.ad.nsamp[3][0] + sh[0]->bpath.ad.nsamp[3][1], 0);
+    bpath_calls(sh, P, task, &k, 3000, n, two, one, -1);
+    assert_int_equal(sh[0]->bpath.ad.want & bit, 0);     /* two copies won */
+    assert_true(sh[0]->bpath.ad.nsamp[3][0] > 0 && sh[0]->bpath.ad.nsamp[3][1] > 0);
+    assert_true(sh[0]->bpath.ad.est[3][0] > 3665 && sh[0]->bpath.ad.est[3][0] < 3668);
+    assert_true(sh[0]->bpath.ad.est[3][1] > 5999 && sh[0]->bpath.ad.est[3][1] < 6001);
+    /* no other class moved: single copy from 128 KiB (classes 4-11), as fixed */
+    assert_int_equal(sh[0]->bpath.ad.want & ~(bit | RCOLL__SHM_RARE(3)), 0xff0);
+    /* the phase changes: single copy 2x faster than two copies */
+    const uint64_t two_slow[P] = { 9000, 15000, 15000 };
+    bpath_calls(sh, P, task, &k, 20000, n, two_slow, one, -1);
+    assert_int_equal(sh[0]->bpath.ad.want & bit, bit);
+    for (int r = 0; r < P; r++) {
+        free(sh[r]->fin);
+        free(sh[r]);
+    }
+    free(task);
+    free(seg);
 }
 
 /* The small bcast root's store choice (shm_adapt.h, "bstore"): leaves time
@@ -962,8 +1077,8 @@ static void test_memory_bound(void **state)
             slice = (48u << 20) / ((size_t)p * (size_t)p * 4);
         }
         slice = slice / 64 * 64 < 64 ? 64 : slice / 64 * 64;
-        /* 4 flag lines, cma_read, slot_fill, bc_read, the ident line */
-        size_t stride = (512 + 2 * (64 + slot) + 4 * ((size_t)p + 1) * slice + 4095) / 4096 * 4096;
+        /* 4 flag lines, cma_read, slot_fill, bc_read, bc_call, the ident line */
+        size_t stride = (576 + 2 * (64 + slot) + 4 * ((size_t)p + 1) * slice + 4095) / 4096 * 4096;
         assert_int_equal(sh->small_max, slot);
         assert_int_equal(sh->slice, slice);
         assert_int_equal(sh->size, 4096 + (size_t)p * stride);
@@ -1303,6 +1418,7 @@ int main(void)
         cmocka_unit_test(test_adapt_mixed_sizes),
         cmocka_unit_test(test_store_choice),
         cmocka_unit_test(test_bcast_store_choice),
+        cmocka_unit_test(test_bcast_path_choice),
         cmocka_unit_test(test_cma_read_errors),
         cmocka_unit_test(test_cma_write_errors),
         cmocka_unit_test(test_copy_stream),
