@@ -125,15 +125,21 @@ typedef struct {
                               * tries must not fall on its root's store tries */
 } rcoll__shm_adapt_t;
 
+/* A timed call of this rank's awaiting the other ranks' times of the same
+ * call (shm_adapt.h, rcoll__shm_times_collect). */
+typedef struct {
+    uint64_t k;              /* the call (0: none) */
+    uint64_t ns;             /* this rank's own time */
+    size_t   n;              /* its size */
+    int      path, try;      /* the way it took (a store kind, a path); part of a try */
+    int      asked;          /* times the others were asked for it (at most 2) */
+} rcoll__shm_pending_t;
+
 /* The bcast's run-time path choice (shm_adapt.h, "bpath"): a chooser like
  * the allgather's, and rank 0's call waiting for the others' times. */
 typedef struct {
-    rcoll__shm_adapt_t ad;
-    uint64_t pend_k;         /* rank 0: the call awaiting the others' times (0: none) */
-    uint64_t pend_ns;        /* its own time */
-    size_t   pend_n;
-    int      pend_cma, pend_try;
-    int      pend_asked;     /* times the others were asked for it (at most 2) */
+    rcoll__shm_adapt_t   ad;
+    rcoll__shm_pending_t pend;
 } rcoll__shm_bpath_t;
 
 /* The flat allreduce's copy into its slot: plain or streaming stores,
@@ -157,11 +163,8 @@ typedef struct {
     uint32_t nsamp[RCOLL__SHM_ADAPT_NB][2];
     uint8_t  last[RCOLL__SHM_ADAPT_NB];     /* kind of the class's previous timed call + 1 */
     uint32_t run[RCOLL__SHM_ADAPT_NB];      /* timed calls of the current try */
-    uint64_t pend_k;         /* the timed root call awaiting its leaves' times (0: none) */
-    uint64_t pend_ns;        /* its own copy time */
-    size_t   pend_n;         /* its size */
-    int      pend_kind, pend_try;
-    int      pend_asked;     /* times the leaves were asked for it (at most 2) */
+    rcoll__shm_pending_t pend;   /* the timed root call awaiting its leaves' times (its
+                                  * own: the copy into the slot; path: the store kind) */
     uint64_t changes;        /* choices changed */
     uint64_t chaos;          /* tests: nonzero (a random state): choose at random */
 } rcoll__shm_bstore_t;

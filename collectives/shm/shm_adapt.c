@@ -101,6 +101,54 @@ static int may_overwrite(rcoll__shm_t *sh, const rcoll__shm_adapt_t *ad)
     return 1;
 }
 
+#define NS_MAX ((1ull << RCOLL__SHM_BSTORE_NS_BITS) - 1)
+
+static _Atomic uint64_t *time_word(const rcoll__shm_t *sh, int r, size_t off)
+{
+    return (_Atomic uint64_t *)(void *)((char *)rcoll__shm_ctl(sh, r) + off);
+}
+
+void rcoll__shm_times_publish(rcoll__shm_t *sh, size_t off, uint64_t k, uint64_t ns)
+{
+    atomic_store_explicit(time_word(sh, sh->me, off),
+                          (k & RCOLL__SHM_K_MASK) << RCOLL__SHM_BSTORE_NS_BITS |
+                          (ns < NS_MAX ? ns : NS_MAX), memory_order_relaxed);
+}
+
+int rcoll__shm_times_collect(const rcoll__shm_t *sh, size_t off, rcoll__shm_pending_t *pend,
+                             uint64_t *sum, uint64_t *max)
+{
+    uint64_t pk = pend->k & RCOLL__SHM_K_MASK;
+
+    *sum = *max = 0;
+    if (pend->k == 0) {
+        return 0;
+    }
+    for (int q = 0; q < sh->p; q++) {
+        if (q == sh->me) {
+            continue;
+        }
+        uint64_t w = atomic_load_explicit(time_word(sh, q, off), memory_order_relaxed);
+        uint64_t wk = w >> RCOLL__SHM_BSTORE_NS_BITS;
+        if (wk < pk) {
+            if (++pend->asked >= 2) {
+                pend->k = 0;     /* not through it yet: asked again once, no more */
+            }
+            return 0;
+        }
+        if (wk != pk) {
+            pend->k = 0;         /* a later call's time: this one is lost */
+            return 0;
+        }
+        *sum += w & NS_MAX;
+        if ((w & NS_MAX) > *max) {
+            *max = w & NS_MAX;
+        }
+    }
+    pend->k = 0;
+    return 1;
+}
+
 uint64_t rcoll__shm_chaos_next(uint64_t *x)
 {
     *x ^= *x << 13;

@@ -200,7 +200,7 @@ void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore
  * untimed, a first try after 3 timed calls.
  */
 #define RCOLL__SHM_BSTORE_MIN 2048
-#define RCOLL__SHM_BSTORE_NS_BITS 24             /* in a leaf's word: k << 24 | ns */
+#define RCOLL__SHM_BSTORE_NS_BITS 24             /* in a time word: k << 24 | ns */
 
 /* The root of collective k, a bcast of n >= sh->bstore.min bytes through
  * its slot: 1 to write with streaming stores; *timed: time the write and
@@ -223,6 +223,18 @@ int rcoll__shm_size_class(size_t n);     /* [2^(13+b), 2^(14+b)) */
 int rcoll__shm_estimate(double est[][2], uint32_t nsamp[][2], uint32_t *want, int b, int path,
                         uint32_t try, uint64_t ns, int rare);
 uint64_t rcoll__shm_chaos_next(uint64_t *x);
+
+/* Timed calls whose time needs the other ranks' too (the small bcast's
+ * store choice, the bcast's path): a rank publishes its time of call k in
+ * a flag word of its control region (at byte `off`: bc_read, bc_call) as
+ * k << RCOLL__SHM_BSTORE_NS_BITS | ns; the rank that times the call
+ * collects the others' words for pend->k: 1 with their sum and maximum
+ * (pend->k cleared), 0 if not yet (asked twice at most, then dropped: a
+ * rank that never reports, e.g. its RCOLL_SHM_ADAPT=off, must not cost a
+ * line read per call) or lost (some rank shows a later k: dropped). */
+void rcoll__shm_times_publish(rcoll__shm_t *sh, size_t off, uint64_t k, uint64_t ns);
+int rcoll__shm_times_collect(const rcoll__shm_t *sh, size_t off, rcoll__shm_pending_t *pend,
+                             uint64_t *sum, uint64_t *max);
 
 /* A chooser's path for collective op->k of n bytes (the protocol at the
  * top; lo..hi: its fixed single-copy sizes, rank 0's first entry). */

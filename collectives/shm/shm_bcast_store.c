@@ -4,9 +4,8 @@
  * and its leaves' copy-out times (shm_adapt.h, "bstore"; docs/shm.md,
  * "Streaming copy-in, chosen at run time").
  */
+#include <stddef.h>
 #include "shm_adapt.h"
-
-#define NS_MAX ((1ull << RCOLL__SHM_BSTORE_NS_BITS) - 1)
 
 /* [2^(11+b), 2^(12+b)): 2 KiB, 4 KiB, ... */
 static int bclass(size_t n)
@@ -23,43 +22,21 @@ static int timed_k(uint64_t k)
            rcoll__shm_explore_k(k / RCOLL__SHM_ADAPT_BURST, 0);
 }
 
-/* The pending sample, if every leaf has published its time for that k. */
+/* The pending sample, if every leaf has published its time for that k:
+ * the root's own copy plus the slowest leaf's. */
 static void collect(rcoll__shm_t *sh)
 {
     rcoll__shm_bstore_t *bs = &sh->bstore;
-    uint64_t slowest = 0;
-    int b = bclass(bs->pend_n);
+    uint64_t sum, slowest;
 
-    if (bs->pend_k == 0) {
+    if (!rcoll__shm_times_collect(sh, offsetof(rcoll__shm_ctl_t, bc_read), &bs->pend, &sum,
+                                  &slowest)) {
         return;
     }
-    for (int q = 0; q < sh->p; q++) {
-        if (q == sh->me) {
-            continue;
-        }
-        uint64_t w = atomic_load_explicit(&rcoll__shm_ctl(sh, q)->bc_read.v, memory_order_relaxed);
-        uint64_t wk = w >> RCOLL__SHM_BSTORE_NS_BITS, pk = bs->pend_k & RCOLL__SHM_K_MASK;
-        if (wk < pk) {
-            /* not copied yet: ask again at the next call, but only once (a
-             * leaf that never reports, e.g. its RCOLL_SHM_ADAPT=off, must
-             * not cost the root a line read on every call) */
-            if (++bs->pend_asked >= 2) {
-                bs->pend_k = 0;
-            }
-            return;
-        }
-        if (wk != pk) {
-            bs->pend_k = 0;          /* a later timed call's time: this one is lost */
-            return;
-        }
-        if ((w & NS_MAX) > slowest) {
-            slowest = w & NS_MAX;
-        }
-    }
-    bs->pend_k = 0;
+    int b = bclass(bs->pend.n);
     bs->changes += (uint64_t)rcoll__shm_estimate_timed(
-        bs->est, bs->nsamp, bs->last, bs->run, &bs->want, b, bs->pend_kind, bs->pend_try,
-        rcoll__shm_per_least(bs->pend_ns + slowest, bs->pend_n, 11 + b));
+        bs->est, bs->nsamp, bs->last, bs->run, &bs->want, b, bs->pend.path, bs->pend.try,
+        rcoll__shm_per_least(bs->pend.ns + slowest, bs->pend.n, 11 + b));
 }
 
 int rcoll__shm_bstore_root(rcoll__shm_t *sh, uint64_t k, size_t n, int *timed)
@@ -74,22 +51,22 @@ int rcoll__shm_bstore_root(rcoll__shm_t *sh, uint64_t k, size_t n, int *timed)
     collect(sh);
     explore = rcoll__shm_explore_k(k / RCOLL__SHM_ADAPT_BURST, (bs->want & RCOLL__SHM_RARE(b)) != 0);
     kind = (int)((bs->want >> b) & 1) ^ explore;
-    if (timed_k(k) && bs->pend_k == 0) {
+    if (timed_k(k) && bs->pend.k == 0) {
         *timed = 1;
-        bs->pend_n = n;
-        bs->pend_kind = kind;
-        bs->pend_try = explore;
+        bs->pend.n = n;
+        bs->pend.path = kind;
+        bs->pend.try = explore;
     }
     return kind;
 }
 
 void rcoll__shm_bstore_wrote(rcoll__shm_t *sh, uint64_t k, uint64_t ns)
 {
-    /* pend_k only here: a root whose slot was not free yet calls
+    /* pend.k only here: a root whose slot was not free yet calls
      * rcoll__shm_bstore_root again, and nothing was written */
-    sh->bstore.pend_k = k;
-    sh->bstore.pend_ns = ns;
-    sh->bstore.pend_asked = 0;
+    sh->bstore.pend.k = k;
+    sh->bstore.pend.ns = ns;
+    sh->bstore.pend.asked = 0;
 }
 
 int rcoll__shm_bstore_timed(const rcoll__shm_t *sh, uint64_t k)
@@ -99,7 +76,5 @@ int rcoll__shm_bstore_timed(const rcoll__shm_t *sh, uint64_t k)
 
 void rcoll__shm_bstore_copied(rcoll__shm_t *sh, uint64_t k, uint64_t ns)
 {
-    atomic_store_explicit(&rcoll__shm_ctl(sh, sh->me)->bc_read.v,
-                          (k & RCOLL__SHM_K_MASK) << RCOLL__SHM_BSTORE_NS_BITS |
-                          (ns < NS_MAX ? ns : NS_MAX), memory_order_relaxed);
+    rcoll__shm_times_publish(sh, offsetof(rcoll__shm_ctl_t, bc_read), k, ns);
 }

@@ -88,12 +88,19 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_
     const char *mode = rcoll_ctx_config(comm->ctx)->shm_adapt;
     int adapt_ok = !on && strcmp(mode, "off") != 0;
     int adapt = adapt_ok && ag_line >= 0, bcast = adapt_ok && bc_line >= 0;
+    char bc_adapt[96] = "", ag_adapt[96] = "";
+    static const char adapting[] = ", from %zu KiB chosen at run time starting from these "
+                                   "(RCOLL_SHM_ADAPT)";
+    if (bcast) {
+        snprintf(bc_adapt, sizeof(bc_adapt), adapting, (size_t)RCOLL__SHM_BPATH_MIN / 1024);
+    }
+    if (adapt) {
+        snprintf(ag_adapt, sizeof(ag_adapt), adapting, (size_t)RCOLL__SHM_ADAPT_MIN / 1024);
+    }
     rcoll__shm_adapt_offer(sh, adapt, bcast, strcmp(mode, "random") == 0);
     rcoll_debug("shm: communicator 0x%llx: single-copy sizes where the ranks can read each "
                 "other: bcast %s%s, allgather blocks %s%s, reduce %s", (unsigned long long)comm->id,
-                what[0], bcast ? ", from 32 KiB chosen at run time starting from these "
-                "(RCOLL_SHM_ADAPT)" : "", what[1], adapt ? ", from 16 KiB chosen at run time "
-                "starting from these (RCOLL_SHM_ADAPT)" : "", what[2]);
+                what[0], bc_adapt, what[1], ag_adapt, what[2]);
 }
 
 void rcoll__shm_cma_ident(rcoll_comm_t *comm, rcoll__shm_t *sh)

@@ -742,9 +742,9 @@ static void test_bcast_store_choice(void **state)
         k++;
     }
     bstore_calls(sh[0], NULL, &k, 2, n, slow_w, slow_r, &nstream);
-    assert_int_not_equal(sh[0]->bstore.pend_k, 0);                  /* asked once */
+    assert_int_not_equal(sh[0]->bstore.pend.k, 0);                  /* asked once */
     bstore_calls(sh[0], NULL, &k, 1, n, slow_w, slow_r, &nstream);
-    assert_int_equal(sh[0]->bstore.pend_k, 0);                      /* twice: given up */
+    assert_int_equal(sh[0]->bstore.pend.k, 0);                      /* twice: given up */
     bstore_calls(sh[0], sh[1], &k, 4000, n, slow_w, slow_r, &nstream);     /* slow phase */
     assert_int_equal(sh[0]->bstore.want & bit, bit);                /* streaming */
     assert_true(sh[0]->bstore.est[2][1] > 1789 && sh[0]->bstore.est[2][1] < 1791);
@@ -766,7 +766,7 @@ static void test_bcast_store_choice(void **state)
     }
     (void)rcoll__shm_bstore_root(sh[0], k, n, &timed);
     assert_int_equal(sh[0]->bstore.nsamp[2][0] + sh[0]->bstore.nsamp[2][1], before);
-    assert_int_equal(sh[0]->bstore.pend_k, timed ? k : 0);
+    assert_int_equal(sh[0]->bstore.pend.k, timed ? k : 0);
     rcoll__shm_store_offer(sh[1], "off", 0);                        /* off: plain only */
     assert_int_equal(sh[1]->bstore.min, SIZE_MAX);
     rcoll__shm_store_offer(sh[1], "auto", 1);                       /* oversubscribed: too */
