@@ -187,12 +187,14 @@ typedef struct rcoll__shm {
     size_t    stream_min; /* receive buffers from this size on are written with
                            * streaming stores (shm_copy.h, RCOLL_SHM_STREAM_MIN) */
     /* How the pipeline buffers are cut up now: the pipelined collectives
-     * use nbuf input pieces of one chunk each, a medium bcast ring pieces of
-     * bc_piece over the inputs and results (rcoll__shm_pipe_start); fence:
-     * every chunk id up to it must be through everywhere before a piece is
-     * rewritten (set when the cut changes: a new piece may overlap any
-     * earlier one). */
-    size_t    piece;
+     * use nbuf input pieces of one chunk each and nbuf result buffers of one
+     * slice, a 2-rank allreduce nbuf / 2 of twice that (pair pieces), a
+     * medium bcast ring pieces of bc_piece over the inputs and results
+     * (rcoll__shm_pipe_start); res_stride: one result buffer's bytes in
+     * this cut; fence: every chunk id up to it must be through everywhere
+     * before a piece is rewritten (set when the cut changes: a new piece
+     * may overlap any earlier one). */
+    size_t    piece, res_stride;
     uint64_t  ring, fence;
     int       setup_next;    /* set-up: peers whose message is posted */
     int       fd;            /* rank 0 during set-up: the (unlinked) segment's fd, else -1 */
@@ -311,9 +313,12 @@ void rcoll__shm_abort(rcoll_task_t *task);
 int rcoll__shm_slots_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t k);
 
 /* Before a pipelined collective of nchunks chunks moved through input
- * pieces of `piece` bytes (sh->chunk, or less for a medium bcast): cut the
- * input buffers into pieces of that size (fencing off every earlier chunk
- * if the cut changes) and return the id of its first chunk. */
+ * pieces of `piece` bytes (sh->chunk; m x sh->chunk where m divides nbuf;
+ * or less than a chunk for a medium bcast): cut the input buffers into
+ * pieces of that size (fencing off every earlier chunk if the cut changes)
+ * and return the id of its first chunk.  m chunks to a piece cut the
+ * result buffers into nbuf / m of m slices each; pieces smaller than a
+ * chunk run on over the result buffers (a bcast has no results). */
 uint64_t rcoll__shm_pipe_start(rcoll__shm_t *sh, size_t piece, size_t nchunks);
 
 /* 1 once every other rank is through the chunk that used this rank's input
@@ -452,10 +457,12 @@ static inline char *rcoll__shm_in(const rcoll__shm_t *sh, int r, uint64_t g)
     return rcoll__shm_region(sh, r) + rcoll__shm_pipe_offset(sh) + (size_t)(g % sh->ring) * sh->piece;
 }
 
+/* Chunk g's result buffer (a cut of whole chunks: g mod ring of res_stride
+ * bytes each, after the input buffers). */
 static inline char *rcoll__shm_res(const rcoll__shm_t *sh, int r, uint64_t g)
 {
     return rcoll__shm_region(sh, r) + rcoll__shm_pipe_offset(sh) + (size_t)sh->nbuf * sh->chunk +
-           (size_t)(g % (uint64_t)sh->nbuf) * sh->slice;
+           (size_t)(g % sh->ring) * sh->res_stride;
 }
 
 /* ---- flags ---- */

@@ -431,9 +431,15 @@ uint64_t rcoll__shm_pipe_start(rcoll__shm_t *sh, size_t piece, size_t nchunks)
     if (piece != sh->piece) {
         sh->fence = sh->chunk_next - 1;
         sh->piece = piece;
-        /* smaller pieces run on over the result buffers, which follow */
-        sh->ring = piece == sh->chunk ? (uint64_t)sh->nbuf
-                                      : (uint64_t)((size_t)sh->nbuf * (sh->chunk + sh->slice) / piece);
+        size_t m = piece / sh->chunk;
+        if (piece % sh->chunk == 0 && m >= 1 && (size_t)sh->nbuf % m == 0) {
+            sh->ring = (uint64_t)((size_t)sh->nbuf / m);    /* whole chunks, m to a piece */
+            sh->res_stride = m * sh->slice;
+        } else {
+            /* smaller pieces run on over the result buffers, which follow */
+            sh->ring = (uint64_t)((size_t)sh->nbuf * (sh->chunk + sh->slice) / piece);
+            sh->res_stride = 0;
+        }
     }
     uint64_t g0 = sh->chunk_next;
     sh->chunk_next += nchunks;

@@ -157,6 +157,7 @@ static void cut_whole_chunks(rcoll__shm_t *sh)
 {
     sh->bc_piece = RCOLL__SHM_BC_PIECE;
     sh->piece = sh->chunk;
+    sh->res_stride = sh->slice;
     sh->ring = (uint64_t)sh->nbuf;
 }
 

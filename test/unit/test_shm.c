@@ -274,7 +274,11 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
         }
         sh[r] = rcoll__shm_new(&f->comm);
         assert_non_null(sh[r]);
-        rcoll__shm_layout(sh[r], 256, 4096, 2);    /* small pieces: many chunks */
+        /* small pieces: many chunks; 4 buffers for half the seeds, so that
+         * 2-rank allreduces move pair pieces (two chunks to a piece, in
+         * half as many input and result buffers) and the cut changes
+         * between them and every other pipelined collective */
+        rcoll__shm_layout(sh[r], 256, 4096, seed & 2 ? 4 : 2);
         /* medium bcasts cut the buffers into pieces smaller than a chunk
          * (1 KiB, ring of 8 (p + 1)), so that switching between the two
          * cuts (the fence) happens often */
