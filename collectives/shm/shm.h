@@ -51,6 +51,12 @@
  * pay a flag line per piece, larger ones leave less of the copy to overlap. */
 #define RCOLL__SHM_RED_PIECED_MIN (4 * 1024)
 #define RCOLL__SHM_RED_PIECE      (8 * 1024)
+/* ...and in at most RCOLL__SHM_RED_PIECES pieces: every piece raises a
+ * flag line the root is polling, which costs the writer a line round trip
+ * (~0.45 us in the AMD VM's slow phase), so 32 pieces of 8 KiB put 14 us
+ * into a 256 KiB reduce.  At most 8 (pieces of n / 8 from 64 KiB on): the
+ * 2-rank reduce of 128 KiB 8.5 -> 6.8 us, 256 KiB 16.6 -> 11.8 (docs/shm.md). */
+#define RCOLL__SHM_RED_PIECES     8
 /* The memory bound (docs/shm.md, "Memory"): the slots of all ranks together
  * take at most RCOLL__SHM_SLOT_BUDGET beyond 2 ranks (slots shrink with the
  * rank count, down to RCOLL__SHM_SLOT_MIN), the pipeline input buffers of all
@@ -409,6 +415,15 @@ static inline size_t rcoll__shm_slice_size(int p, int nbuf)
     }
     s = s / RCOLL__SHM_LINE * RCOLL__SHM_LINE;
     return s < RCOLL__SHM_LINE ? RCOLL__SHM_LINE : s;
+}
+
+/* The piece size of a flat reduce of n bytes whose slots fill in pieces:
+ * sh->red_piece, or n / RCOLL__SHM_RED_PIECES (rounded up to a line) if
+ * that is larger. */
+static inline size_t rcoll__shm_red_piece_for(const rcoll__shm_t *sh, size_t n)
+{
+    size_t q = (n / RCOLL__SHM_RED_PIECES + RCOLL__SHM_LINE - 1) / RCOLL__SHM_LINE * RCOLL__SHM_LINE;
+    return q > sh->red_piece ? q : sh->red_piece;
 }
 
 /* The reduction engine (rcoll__shm_red_t): shm_reduction.h.  The slot

@@ -41,7 +41,7 @@ static rcoll_status_t red_small_pieced(rcoll_task_t *task, ar_shm_state_t *S, si
     rcoll__shm_t *sh = S->op.sh;
     rcoll_coll_args_t *a = &task->args;
     uint64_t k = S->op.k;
-    size_t piece = sh->red_piece, npieces = (n + piece - 1) / piece;
+    size_t piece = rcoll__shm_red_piece_for(sh, n), npieces = (n + piece - 1) / piece;
     size_t es = rcoll_datatype_size(a->dtype);
     int me = sh->me, p = sh->p;
 
