@@ -185,6 +185,7 @@ typedef struct rcoll__shm {
     uint64_t  over;          /* bit i: collective completed + 2 + i is over already (ended
                               * out of turn: abandoned while queued; shm_enter.c) */
     uint64_t  chunk_next;    /* id of the next pipeline chunk */
+    uint64_t  bar_last;      /* k of this rank's last barrier here (shm_barrier.c) */
     char     *base;
     size_t    size;
     size_t    rank_stride, slot_stride, small_max, slice, chunk;

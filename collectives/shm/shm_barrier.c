@@ -14,6 +14,17 @@
  * ranks of a large node.  It also releases rank 0 first, by one line
  * transfer, where a flat barrier releases the last to arrive first.
  *
+ * Two ranks, barrier after barrier: rank 0 raises its word as it arrives,
+ * before waiting for the other's, which makes the pair a flat barrier (one
+ * line transfer per barrier instead of two).  Release order matters for
+ * what follows a barrier: an OSU-style loop times a bcast from rank 0 right
+ * after one, and a bcast root released first has its data on the way
+ * before the leaf looks (docs/shm.md).  A barrier that follows a barrier is
+ * followed by nothing rooted yet.  Only rank 0 changes what it does, and on
+ * its own knowledge (its previous collective here was a barrier), so the
+ * ranks need not agree on it; with more ranks, rank 0's word must mean
+ * that all arrived, so they always fan in and out.
+ *
  * The release proves that every rank arrived at k, i.e. finished k - 1;
  * every rank records that (sh->fin), so the next collective's check that
  * its slot is free (rcoll__shm_slots_free) reads no shared line.
@@ -73,9 +84,10 @@ static rcoll_status_t bar_shm_progress(rcoll_task_t *task)
         if (!rcoll__shm_slots_free(task, sh, k)) {
             return RCOLL_INPROGRESS;
         }
-        if (sh->me != 0) {
+        if (sh->me != 0 || (sh->p == 2 && sh->bar_last + 1 == k)) {
             atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, k), S->op.word, memory_order_release);
         }
+        sh->bar_last = k;
         S->next = 1;            /* rank 0: the first rank to wait for */
         task->phase = 1;
     }
