@@ -251,6 +251,15 @@ int rcoll_selector_cma_range(rcoll_context_t *ctx, int which, size_t *lo, size_t
     return rcoll_tune_cma_range(rcoll_selector_tune(ctx), which, lo, hi);
 }
 
+int rcoll_selector_stream_min(rcoll_context_t *ctx, size_t *v)
+{
+    const rcoll_tune_t *t = rcoll_selector_tune(ctx);
+    if (t == NULL || t->stream_line <= 0)
+        return 0;
+    *v = t->stream_min;
+    return t->stream_line;
+}
+
 rcoll_status_t rcoll_selector_init(rcoll_context_t *ctx)
 {
     const rcoll_config_t *cfg = rcoll_ctx_config(ctx);

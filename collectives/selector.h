@@ -108,6 +108,8 @@ typedef struct rcoll_tune {
     size_t             cma_lo[RCOLL_TUNE_NCMA];       /* inclusive; none: lo > hi */
     size_t             cma_hi[RCOLL_TUNE_NCMA];
     int                cma_line[RCOLL_TUNE_NCMA];     /* its line; 0: not given */
+    size_t             stream_min;     /* `shm stream_min`: SIZE_MAX = off */
+    int                stream_line;    /* its line; 0: not given */
 } rcoll_tune_t;
 
 /* Name ("alpha"), unit ("s", "s/B") and accepted range of a key; find: the
@@ -145,6 +147,12 @@ const rcoll_tune_t *rcoll_selector_tune(rcoll_context_t *ctx);
  * rcoll_selector_set_cma (returns -1), else the tune file's (returns its
  * line), else the compiled-in defaults (returns 0). */
 int rcoll_selector_cma_range(rcoll_context_t *ctx, int which, size_t *lo, size_t *hi);
+
+/* RCOLL_SHM_STREAM_MIN=auto's value from the context's tune file (its
+ * `shm stream_min SIZE|off` line, which rcoll_tune measures): the line
+ * number, *v set (SIZE_MAX: off); 0 where the file has none (or there is
+ * no file): auto is then half the L2 cache (common/stream_min.h). */
+int rcoll_selector_stream_min(rcoll_context_t *ctx, size_t *v);
 
 /* For rcoll_tune, which times the crossovers with the single-copy sizes it
  * has just measured: they replace the tune file's and the defaults on this

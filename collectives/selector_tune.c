@@ -226,6 +226,7 @@ void rcoll_tune_cma_format(size_t lo, size_t hi, char *buf, size_t len)
 }
 
 static int tune_parse_range(const char *s, uint64_t max, uint64_t *lo, uint64_t *hi);
+static int tune_parse_num(const char *s, size_t len, uint64_t max, uint64_t *out);
 
 /* `shm PATH SIZES|none` (tok[0] is "shm"). */
 static rcoll_status_t tune_parse_shm(tune_ctx_t *tc, char **tok, int ntok, rcoll_tune_t *t)
@@ -233,12 +234,26 @@ static rcoll_status_t tune_parse_shm(tune_ctx_t *tc, char **tok, int ntok, rcoll
     uint64_t lo, hi;
 
     if (ntok != 3)
-        return tune_fail(tc, "expected shm cma_bcast|cma_allgather|cma_reduce SIZES|none, got %d "
-                         "field%s", ntok, ntok == 1 ? "" : "s");
+        return tune_fail(tc, "expected shm cma_bcast|cma_allgather|cma_reduce SIZES|none or shm "
+                         "stream_min SIZE|off, got %d field%s", ntok, ntok == 1 ? "" : "s");
+    if (strcmp(tok[1], "stream_min") == 0) {
+        uint64_t v;
+        if (t->stream_line > 0)
+            return tune_fail(tc, "shm stream_min given twice (first on line %d)", t->stream_line);
+        if (strcmp(tok[2], "off") == 0) {
+            v = SIZE_MAX;
+        } else if (tune_parse_num(tok[2], strlen(tok[2]), SIZE_MAX - 1, &v) != 0) {
+            return tune_fail(tc, "shm stream_min: bad size '%s' (expected off, or bytes with an "
+                             "optional k/m/g suffix)", tok[2]);
+        }
+        t->stream_min = (size_t)v;
+        t->stream_line = tc->line;
+        return RCOLL_OK;
+    }
     int w = rcoll_tune_cma_find(tok[1]);
     if (w < 0)
         return tune_fail(tc, "unknown shm setting '%s' (valid: cma_bcast, cma_allgather, "
-                         "cma_reduce)", tok[1]);
+                         "cma_reduce, stream_min)", tok[1]);
     if (t->cma_line[w] > 0)
         return tune_fail(tc, "shm %s given twice (first on line %d)", tok[1], t->cma_line[w]);
     if (strcmp(tok[2], "none") == 0) {

@@ -82,9 +82,11 @@ static const rcoll_config_entry_t core_table[] = {
     { "SHM_STREAM_MIN", "auto", "Receive-buffer size in bytes from which the shm collectives "
       "copy into it with non-temporal (streaming) stores, which write whole lines to memory "
       "instead of reading each one first: faster once the buffer no longer fits the core's "
-      "cache, slower before. auto: half this core's L2 cache (rcoll_info --config shows the "
-      "value); off: never. May differ between ranks. Set with rcoll_config_set, it applies to "
-      "the segments set up afterwards",
+      "cache, slower before, and where exactly depends on the CPU's caches. auto: the tune "
+      "file's shm stream_min line (rcoll_tune measures it; docs/tuning.md), else half this "
+      "core's L2 cache (rcoll_info --config shows the value and where it came from); off: never. "
+      "May differ between ranks. Set with rcoll_config_set, it applies to the segments set up "
+      "afterwards",
       RCOLL_CONFIG_SIZE, F(shm_stream_min), "auto|off", 1, .min = 0, .max = 1099511627776.0 },
     { "FAULT", "", "Test and diagnostic setting, never for production: <world rank>:<point>[:<n>] "
       "makes that rank kill itself (SIGKILL) at point fence (init's address exchange), shm-setup "

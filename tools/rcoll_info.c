@@ -40,7 +40,22 @@ static void print_config(const rcoll_config_t *cfg)
             rcoll_config_format(cfg, e, value, sizeof(value));
             if (e->offset == offsetof(rcoll_config_t, shm_stream_min) &&
                 cfg->shm_stream_min == RCOLL_CONFIG_SIZE_AUTO) {
-                snprintf(value, sizeof(value), "auto (%zu)", rcoll_stream_min_auto());
+                rcoll_tune_t tune;
+                char err[256];
+                if (cfg->tune_file[0] != '\0' &&
+                    rcoll_tune_parse_file(cfg->tune_file, &tune, err, sizeof(err)) == RCOLL_OK) {
+                    if (tune.stream_line > 0 && tune.stream_min == SIZE_MAX) {
+                        snprintf(value, sizeof(value), "auto (off: tune file line %d)", tune.stream_line);
+                    } else if (tune.stream_line > 0) {
+                        snprintf(value, sizeof(value), "auto (%zu: tune file line %d)", tune.stream_min,
+                                 tune.stream_line);
+                    } else {
+                        snprintf(value, sizeof(value), "auto (%zu)", rcoll_stream_min_auto());
+                    }
+                    rcoll_tune_free(&tune);
+                } else {
+                    snprintf(value, sizeof(value), "auto (%zu)", rcoll_stream_min_auto());
+                }
             }
             rcoll_config_describe(e, rules, sizeof(rules));
             snprintf(envname, sizeof(envname), "RCOLL_%s", e->name);

@@ -13,7 +13,9 @@
  * ranks= the job's size) and the figures as `model KEY VALUE` lines,
  * and the sizes at which the shm bcast, allgather and reduce should read
  * straight from the owner's memory (`shm cma_* RANGE` lines,
- * rcoll_tune_cma.c), then reads the file back with the library's parser.
+ * rcoll_tune_cma.c) and the receive-buffer size from which streaming
+ * copies pay (`shm stream_min`, rcoll_tune_stream.c), then reads the file
+ * back with the library's parser.
  * The single-copy sizes are measured before the crossovers, and the
  * crossovers timed with them (rcoll_selector_set_cma), so the rules pick
  * shm where the single-copy path makes it the fastest.
@@ -186,7 +188,8 @@ static void cpu_model(char *buf, size_t len)
 }
 
 static int write_file(const char *path, const tune_run_t *r, const double *model,
-                      const coll_result_t *res, const tune_cma_t *cma, int model_only)
+                      const coll_result_t *res, const tune_cma_t *cma,
+                      const tune_stream_t *stream, int model_only)
 {
     char tmp[4096], cpu[256], date[64];
     time_t now = time(NULL);
@@ -214,8 +217,10 @@ static int write_file(const char *path, const tune_run_t *r, const double *model
             fprintf(f, "model %-14s %.4g   # %s\n", rcoll_tune_key_name(k), model[k],
                     rcoll_tune_key_unit(k));
     }
-    if (!model_only)
+    if (!model_only) {
         tune_write_cma(f, r, cma);
+        tune_write_stream(f, r, stream);
+    }
     for (int c = 0; c < RCOLL_COLL_LAST; c++)
         if (res[c].nsizes > 0)          /* none measured: --model-only */
             write_rules(f, r, (rcoll_coll_type_t)c, &res[c]);
@@ -251,6 +256,7 @@ int main(int argc, char **argv)
     int model_only = 0;
     static coll_result_t res[RCOLL_COLL_LAST];
     static tune_cma_t cma;
+    static tune_stream_t stream;
     double model[RCOLL_TUNE_NKEYS];
     /* an installed tune file must not steer the measuring itself */
     const char *const config[] = { "RCOLL_TUNE_FILE=none", NULL };
@@ -333,11 +339,27 @@ int main(int argc, char **argv)
             fprintf(stderr, "rcoll_tune: shared-memory single copy (RCOLL_SHM_CMA)\n");
         if ((st = tune_measure_cma(&r, &cma)) != RCOLL_OK)
             goto fail;
+        if (r.rank == 0)
+            fprintf(stderr, "rcoll_tune: streaming copies into receive buffers "
+                    "(RCOLL_SHM_STREAM_MIN)\n");
+        if ((st = tune_measure_stream(&r, &stream)) != RCOLL_OK)
+            goto fail;
+        /* the crossovers below run on segments set up with the value found,
+         * as a job with this file would (measured: the same on every rank) */
+        if (stream.measured) {
+            char v[32];
+            if (stream.min == SIZE_MAX)
+                snprintf(v, sizeof(v), "off");
+            else
+                snprintf(v, sizeof(v), "%zu", stream.min);
+            if ((st = rcoll_config_set(r.ctx, "RCOLL_SHM_STREAM_MIN", v)) != RCOLL_OK)
+                goto fail;
+        }
         /* measured is the same on every rank (cma_possible_here is, and a
          * failure ends the run), so the dup is collective where it happens;
          * not measured, the world's segment already has the default sizes */
-        if (cma.measured) {
-            for (int w = 0; w < RCOLL_TUNE_NCMA; w++)
+        if (cma.measured || stream.measured) {
+            for (int w = 0; w < RCOLL_TUNE_NCMA && cma.measured; w++)
                 rcoll_selector_set_cma(r.ctx, w, cma.lo[w], cma.hi[w]);
             if ((st = rcoll_comm_dup(r.world, &xcomm)) != RCOLL_OK)
                 goto fail;
@@ -354,7 +376,7 @@ int main(int argc, char **argv)
     if (r.rank == 0) {
         rcoll_tune_t check;
         char err[512];
-        if (write_file(out, &r, model, res, &cma, model_only) != 0) {
+        if (write_file(out, &r, model, res, &cma, &stream, model_only) != 0) {
             rc = 1;
         } else if (rcoll_tune_parse_file(out, &check, err, sizeof(err)) != RCOLL_OK) {
             fprintf(stderr, "rcoll_tune: the file written does not parse: %s\n", err);

@@ -2,6 +2,7 @@
  * rcoll_tune.h - what the parts of the calibration command share
  * (rcoll_tune.c: options, the crossovers and the file; rcoll_tune_model.c:
  * the model's figures; rcoll_tune_cma.c: the single-copy sizes;
+ * rcoll_tune_stream.c: where streaming copies begin;
  * rcoll_tune_time.c: timing one call).  See docs/tuning.md.
  */
 #ifndef RCOLL_TUNE_TOOL_H
@@ -67,5 +68,22 @@ typedef struct {
 
 rcoll_status_t tune_measure_cma(tune_run_t *r, tune_cma_t *c);
 void tune_write_cma(FILE *f, const tune_run_t *r, const tune_cma_t *c);
+
+/* Where streaming copies into receive buffers begin to pay
+ * (rcoll_tune_stream.c): the shm allreduce's times with
+ * RCOLL_SHM_STREAM_MIN=off ([0]) and 0 ([1]) and the size chosen (min;
+ * SIZE_MAX: off). */
+#define TUNE_STREAM_MAX_SIZES 8
+typedef struct {
+    int    measured;
+    char   why[128];                /* not measured: why */
+    size_t size[TUNE_STREAM_MAX_SIZES];
+    int    nsizes;
+    double t[2][TUNE_STREAM_MAX_SIZES];
+    size_t min;
+} tune_stream_t;
+
+rcoll_status_t tune_measure_stream(tune_run_t *r, tune_stream_t *s);
+void tune_write_stream(FILE *f, const tune_run_t *r, const tune_stream_t *s);
 
 #endif

@@ -75,8 +75,15 @@ static void setup_done(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
     if (ok) {
         rcoll__shm_cma_ready(comm, sh, (sh->verdict & VERDICT_CMA) != 0);
         sh->state = RCOLL__SHM_READY;
-        rcoll_debug("shm: communicator 0x%llx: segment ready (%zu bytes, slot %zu, slice %zu)",
-                    (unsigned long long)comm->id, sh->size, sh->small_max, sh->slice);
+        char smin[32];
+        if (sh->stream_min == SIZE_MAX) {
+            snprintf(smin, sizeof(smin), "never");
+        } else {
+            snprintf(smin, sizeof(smin), "from %zu bytes", sh->stream_min);
+        }
+        rcoll_debug("shm: communicator 0x%llx: segment ready (%zu bytes, slot %zu, slice %zu, "
+                    "streaming copies into receive buffers: %s)",
+                    (unsigned long long)comm->id, sh->size, sh->small_max, sh->slice, smin);
         return;
     }
     rcoll__shm_segment_drop(sh);

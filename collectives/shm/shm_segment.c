@@ -45,6 +45,7 @@
 #include "shm_adapt.h"
 #include "auth.h"
 #include "stream_min.h"
+#include "selector.h"
 
 #define SHM_MAGIC   0x72636f6c6c73686dULL   /* "rcollshm" */
 #define SHM_VERSION 4
@@ -143,6 +144,11 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     sh->red_piece = RCOLL__SHM_RED_PIECE;
     sh->stream_min = comm->ctx ? rcoll__shm_stream_min(rcoll_ctx_config(comm->ctx))
                                : rcoll_stream_min_auto();   /* unit tests' bare comms */
+    size_t tuned;
+    if (comm->ctx && rcoll_ctx_config(comm->ctx)->shm_stream_min == RCOLL_CONFIG_SIZE_AUTO &&
+        rcoll_selector_stream_min(comm->ctx, &tuned) > 0) {
+        sh->stream_min = tuned;      /* measured by rcoll_tune (docs/tuning.md) */
+    }
     sh->store.min = sh->bstore.min = SIZE_MAX;
     if (comm->ctx != NULL) {
         rcoll__shm_store_offer(sh, rcoll_ctx_config(comm->ctx)->shm_adapt,

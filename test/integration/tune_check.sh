@@ -15,6 +15,9 @@
 #      line of its rank 0 names each with its line in the file); the
 #      allgather's and the bcast's run-time choices start from the file's
 #      sizes (RCOLL_SHM_ADAPT=auto; both paths timed) or keep them fixed (off).
+#   5. F holds the measured `shm stream_min`; a file's line is what a segment
+#      takes under RCOLL_SHM_STREAM_MIN=auto, not over an explicit setting,
+#      and rcoll_info shows it with its line.
 # Exit status 0 only if all hold.  About 40 s.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -178,6 +181,32 @@ for mode in auto off; do
         [ -z "$report" ] || bad "RCOLL_SHM_ADAPT=off: the path was still chosen at run time: $report"
     fi
 done
+
+# 5. where streaming copies into receive buffers begin: F holds the measured
+# `shm stream_min SIZE|off` (2 ranks, no more than the CPUs); a file's line
+# is what a segment takes under RCOLL_SHM_STREAM_MIN=auto (its set-up debug
+# line), an explicit setting wins over it, and rcoll_info names the line.
+if [ "$(nproc)" -ge 2 ]; then
+    grep -qE '^shm stream_min +([0-9]+|off)$' "$F" || bad "F has no measured shm stream_min line"
+fi
+grep -vE '^shm stream_min ' "$F" > "$dir/stream"
+echo 'shm stream_min 3m' >> "$dir/stream"
+n=$(grep -c '' "$dir/stream")
+for setting in auto off; do
+    if ! RCOLL_TUNE_FILE=$dir/stream RCOLL_SHM_STREAM_MIN=$setting RCOLL_LOG_LEVEL=debug \
+            timeout --kill-after=10 60 "${run[@]}" "$top/examples/rcoll_osu_allreduce" \
+            -s 4194304 -i 20 -c > "$dir/stream-$setting.log" 2>&1; then
+        bad "an allreduce with a shm stream_min line and RCOLL_SHM_STREAM_MIN=$setting failed"
+        tail -n 8 "$dir/stream-$setting.log"
+    fi
+    want="streaming copies into receive buffers: from 3145728 bytes"
+    [ "$setting" = off ] && want="streaming copies into receive buffers: never"
+    [ "$(grep -c "segment ready.*$want" "$dir/stream-$setting.log")" -ge 2 ] ||
+        bad "RCOLL_SHM_STREAM_MIN=$setting with the file's 3m: no segment on both ranks with '$want'"
+done
+RCOLL_TUNE_FILE=$dir/stream "$top/tools/rcoll_info" > "$dir/stream-info.log" 2>&1
+grep -qF "RCOLL_SHM_STREAM_MIN             = auto (3145728: tune file line $n)" "$dir/stream-info.log" ||
+    bad "rcoll_info does not show the file's shm stream_min: $(grep STREAM_MIN "$dir/stream-info.log")"
 
 if [ "$fail" != 0 ]; then
     for l in mismatch broken; do echo "--- $l.log"; tail -n 8 "$dir/$l.log"; done

@@ -229,6 +229,40 @@ static void test_shm_cma(void **state)
     expect_error("shm cma_bcast 1k 2k\n", "bad.tune:1: ", "got 4 fields");
 }
 
+/* `shm stream_min SIZE|off`: stored with its line (off: SIZE_MAX), absent
+ * by default, each kind of bad line refused. */
+static void test_shm_stream_min(void **state)
+{
+    rcoll_tune_t t;
+    char err[512];
+
+    (void)state;
+    assert_int_equal(rcoll_tune_parse_text("bcast * binomial\n", "s", &t, err, sizeof(err)), RCOLL_OK);
+    assert_int_equal(t.stream_line, 0);
+    rcoll_tune_free(&t);
+    assert_int_equal(rcoll_tune_parse_text("model alpha 1e-6\nshm stream_min 2m   # measured\n", "s",
+                                           &t, err, sizeof(err)), RCOLL_OK);
+    assert_int_equal(t.stream_line, 2);
+    assert_true(t.stream_min == (size_t)2 << 20);
+    rcoll_tune_free(&t);
+    assert_int_equal(rcoll_tune_parse_text("shm\tstream_min off\n", "s", &t, err, sizeof(err)),
+                     RCOLL_OK);
+    assert_int_equal(t.stream_line, 1);
+    assert_true(t.stream_min == SIZE_MAX);
+    rcoll_tune_free(&t);
+    assert_int_equal(rcoll_tune_parse_text("shm stream_min 0\n", "s", &t, err, sizeof(err)), RCOLL_OK);
+    assert_true(t.stream_line == 1 && t.stream_min == 0);
+    rcoll_tune_free(&t);
+
+    expect_error("shm stream_min 1m\nshm stream_min off\n", "bad.tune:2: ",
+                 "shm stream_min given twice (first on line 1)");
+    expect_error("shm stream_min 1x\n", "bad.tune:1: ", "shm stream_min: bad size '1x'");
+    expect_error("shm stream_min -1\n", "bad.tune:1: ", "shm stream_min: bad size '-1'");
+    expect_error("shm stream_min never\n", "bad.tune:1: ", "bad size 'never'");
+    expect_error("shm stream_min\n", "bad.tune:1: ", "shm stream_min SIZE|off, got 2 fields");
+    expect_error("shm stream_mins 1m\n", "bad.tune:1: ", "unknown shm setting 'stream_mins'");
+}
+
 static void test_file(void **state)
 {
     char path[] = "/tmp/rcoll_test_tuneXXXXXX", err[512], want[600];
@@ -284,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_bad),
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_shm_cma),
+        cmocka_unit_test(test_shm_stream_min),
         cmocka_unit_test(test_file),
         cmocka_unit_test(test_config_path),
     };
