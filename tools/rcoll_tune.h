@@ -2,7 +2,8 @@
  * rcoll_tune.h - what the parts of the calibration command share
  * (rcoll_tune.c: options, the crossovers and the file; rcoll_tune_model.c:
  * the model's figures; rcoll_tune_cma.c: the single-copy sizes;
- * rcoll_tune_stream.c: where streaming copies begin;
+ * rcoll_tune_stream.c: where streaming copies begin; rcoll_tune_modes.c:
+ * the shm algorithms timed under two values of a setting;
  * rcoll_tune_time.c: timing one call).  See docs/tuning.md.
  */
 #ifndef RCOLL_TUNE_TOOL_H
@@ -65,6 +66,20 @@ typedef struct {
     double t[RCOLL_TUNE_NCMA][2][TUNE_CMA_MAX_SIZES];
     size_t lo[RCOLL_TUNE_NCMA], hi[RCOLL_TUNE_NCMA];
 } tune_cma_t;
+
+/* Timing the shm algorithm under two values of a setting that segments take
+ * at set-up (rcoll_tune_modes.c).  measurable: every rank on one node,
+ * RCOLL_SHM=1, no more ranks than CPUs (else why_not says which).  open: two
+ * duplicates of the world, comm[m]'s segment set up with var = value[m],
+ * var restored after; time: coll's shm algorithm at size[0..n-1] on both,
+ * alternating, t[m][i] the max over ranks of the median; close: frees them. */
+int            tune_shm_measurable(const tune_run_t *r);
+const char    *tune_shm_why_not(const tune_run_t *r);
+rcoll_status_t tune_modes_open(tune_run_t *r, const char *var, const char *const value[2],
+                               rcoll_comm_t *comm[2]);
+rcoll_status_t tune_modes_time(tune_run_t *r, rcoll_coll_type_t coll, rcoll_comm_t *comm[2],
+                               const size_t *size, int n, double *t[2]);
+void           tune_modes_close(rcoll_comm_t *comm[2]);
 
 rcoll_status_t tune_measure_cma(tune_run_t *r, tune_cma_t *c);
 void tune_write_cma(FILE *f, const tune_run_t *r, const tune_cma_t *c);

@@ -83,71 +83,29 @@ static void cma_range(const tune_cma_t *c, int w, size_t *lo, size_t *hi)
                           : (size_t)ceil(sqrt((double)c->size[w][best_j] * (double)c->size[w][best_j + 1])) - 1;
 }
 
-static int cma_possible_here(const tune_run_t *r)
-{
-    const char *shm = rcoll_config_get(r->ctx, "RCOLL_SHM");
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-
-    if (r->nnodes != 1 || shm == NULL || strcmp(shm, "1") != 0)
-        return 0;
-    return ncpu <= 0 || r->size <= ncpu;
-}
-
 rcoll_status_t tune_measure_cma(tune_run_t *r, tune_cma_t *c)
 {
-    const char *was = rcoll_config_get(r->ctx, "RCOLL_SHM_CMA");
-    char saved[16];
-
-    /* copied at once: rcoll_config_get's answer lasts until its next call */
-    snprintf(saved, sizeof(saved), "%s", was != NULL ? was : "auto");
-    rcoll_comm_t *comm[2] = { NULL, NULL };
-    rcoll_status_t st = RCOLL_OK;
+    static const char *const mode[2] = { "off", "on" };
+    rcoll_comm_t *comm[2];
 
     memset(c, 0, sizeof(*c));
-    if (!cma_possible_here(r)) {
-        snprintf(c->why, sizeof(c->why), "%s",
-                 r->nnodes != 1 ? "the ranks span several nodes" :
-                 "RCOLL_SHM=0, or more ranks than CPUs (auto keeps single copy off there)");
+    if (!tune_shm_measurable(r)) {
+        snprintf(c->why, sizeof(c->why), "%s (auto keeps single copy off there)",
+                 tune_shm_why_not(r));
         return RCOLL_OK;
     }
     /* one communicator per mode, its segment set up under that mode */
-    static const char *const mode[2] = { "off", "on" };
-    for (int m = 0; m < 2 && st == RCOLL_OK; m++) {
-        st = rcoll_config_set(r->ctx, "RCOLL_SHM_CMA", mode[m]);
-        if (st == RCOLL_OK)
-            st = rcoll_comm_dup(r->world, &comm[m]);
-        if (st == RCOLL_OK)             /* the segment: set up by the first shm collective */
-            st = tune_force(r, RCOLL_COLL_BARRIER, "shm");
-        if (st == RCOLL_OK)
-            st = rcoll_barrier(comm[m]);
-        if (st == RCOLL_OK)
-            st = tune_force(r, RCOLL_COLL_BARRIER, "");
-    }
-    if (st == RCOLL_OK)
-        st = rcoll_config_set(r->ctx, "RCOLL_SHM_CMA", saved);
+    rcoll_status_t st = tune_modes_open(r, "RCOLL_SHM_CMA", mode, comm);
     for (int w = 0; w < RCOLL_TUNE_NCMA && st == RCOLL_OK; w++) {
-        rcoll_coll_type_t coll = cma_coll[w];
+        double *t[2] = { c->t[w][0], c->t[w][1] };
         cma_sizes(r, w, c);
-        st = tune_force(r, coll, "shm");
-        for (int s = 0; s < c->nsizes[w] && st == RCOLL_OK; s++) {
-            for (int m = 0; m < 2 && st == RCOLL_OK; m++) {
-                r->comm = comm[m];
-                c->t[w][m][s] = tune_time_coll(r, coll, c->size[w][s], &st);
-                r->comm = r->world;
-            }
-        }
-        if (st == RCOLL_OK)
-            st = tune_force(r, coll, "");
-        for (int m = 0; m < 2 && st == RCOLL_OK; m++)
-            st = tune_max(r, c->t[w][m], c->nsizes[w]);
+        st = tune_modes_time(r, cma_coll[w], comm, c->size[w], c->nsizes[w], t);
         if (st == RCOLL_OK)
             cma_range(c, w, &c->lo[w], &c->hi[w]);
     }
     if (st != RCOLL_OK)
         fprintf(stderr, "rcoll_tune: rank %d: single-copy sizes: %s\n", r->rank, rcoll_strerror(st));
-    for (int m = 0; m < 2; m++)
-        if (comm[m] != NULL)
-            rcoll_comm_free(comm[m]);
+    tune_modes_close(comm);
     c->measured = st == RCOLL_OK;
     return st;
 }

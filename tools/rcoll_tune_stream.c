@@ -73,68 +73,27 @@ static size_t stream_from(const tune_stream_t *s)
     return (size_t)ceil(sqrt((double)s->size[best_i - 1] * (double)s->size[best_i]));
 }
 
-static int stream_possible_here(const tune_run_t *r)
-{
-    const char *shm = rcoll_config_get(r->ctx, "RCOLL_SHM");
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-
-    if (r->nnodes != 1 || shm == NULL || strcmp(shm, "1") != 0)
-        return 0;
-    return ncpu <= 0 || r->size <= ncpu;
-}
-
 rcoll_status_t tune_measure_stream(tune_run_t *r, tune_stream_t *s)
 {
-    const char *was = rcoll_config_get(r->ctx, "RCOLL_SHM_STREAM_MIN");
-    char saved[32];
-    rcoll_comm_t *comm[2] = { NULL, NULL };
-    rcoll_status_t st = RCOLL_OK;
+    static const char *const mode[2] = { "off", "0" };
+    rcoll_comm_t *comm[2];
 
-    /* copied at once: rcoll_config_get's answer lasts until its next call */
-    snprintf(saved, sizeof(saved), "%s", was != NULL ? was : "auto");
     memset(s, 0, sizeof(*s));
     s->min = SIZE_MAX;
-    if (!stream_possible_here(r)) {
-        snprintf(s->why, sizeof(s->why), "%s",
-                 r->nnodes != 1 ? "the ranks span several nodes" :
-                 "RCOLL_SHM=0, or more ranks than CPUs");
+    if (!tune_shm_measurable(r)) {
+        snprintf(s->why, sizeof(s->why), "%s", tune_shm_why_not(r));
         return RCOLL_OK;
     }
-    static const char *const mode[2] = { "off", "0" };
-    for (int m = 0; m < 2 && st == RCOLL_OK; m++) {
-        st = rcoll_config_set(r->ctx, "RCOLL_SHM_STREAM_MIN", mode[m]);
-        if (st == RCOLL_OK)
-            st = rcoll_comm_dup(r->world, &comm[m]);
-        if (st == RCOLL_OK)             /* the segment: set up by the first shm collective */
-            st = tune_force(r, RCOLL_COLL_BARRIER, "shm");
-        if (st == RCOLL_OK)
-            st = rcoll_barrier(comm[m]);
-        if (st == RCOLL_OK)
-            st = tune_force(r, RCOLL_COLL_BARRIER, "");
-    }
-    if (st == RCOLL_OK)
-        st = rcoll_config_set(r->ctx, "RCOLL_SHM_STREAM_MIN", saved);
+    rcoll_status_t st = tune_modes_open(r, "RCOLL_SHM_STREAM_MIN", mode, comm);
+    double *t[2] = { s->t[0], s->t[1] };
     stream_sizes(r, s);
     if (st == RCOLL_OK)
-        st = tune_force(r, RCOLL_COLL_ALLREDUCE, "shm");
-    for (int i = 0; i < s->nsizes && st == RCOLL_OK; i++) {
-        for (int m = 0; m < 2 && st == RCOLL_OK; m++) {
-            r->comm = comm[m];
-            s->t[m][i] = tune_time_coll(r, RCOLL_COLL_ALLREDUCE, s->size[i], &st);
-            r->comm = r->world;
-        }
-    }
-    if (st == RCOLL_OK)
-        st = tune_force(r, RCOLL_COLL_ALLREDUCE, "");
-    for (int m = 0; m < 2 && st == RCOLL_OK; m++)
-        st = tune_max(r, s->t[m], s->nsizes);
+        st = tune_modes_time(r, RCOLL_COLL_ALLREDUCE, comm, s->size, s->nsizes, t);
     if (st == RCOLL_OK)
         s->min = stream_from(s);
     else
         fprintf(stderr, "rcoll_tune: rank %d: streaming copies: %s\n", r->rank, rcoll_strerror(st));
-    for (int m = 0; m < 2; m++)
-        if (comm[m] != NULL)
-            rcoll_comm_free(comm[m]);
+    tune_modes_close(comm);
     s->measured = st == RCOLL_OK;
     return st;
 }
