@@ -253,11 +253,7 @@ int rcoll_selector_cma_range(rcoll_context_t *ctx, int which, size_t *lo, size_t
 
 int rcoll_selector_stream_min(rcoll_context_t *ctx, size_t *v)
 {
-    const rcoll_tune_t *t = rcoll_selector_tune(ctx);
-    if (t == NULL || t->stream_line <= 0)
-        return 0;
-    *v = t->stream_min;
-    return t->stream_line;
+    return rcoll_tune_stream_min(rcoll_selector_tune(ctx), v);
 }
 
 rcoll_status_t rcoll_selector_init(rcoll_context_t *ctx)

@@ -148,6 +148,11 @@ const rcoll_tune_t *rcoll_selector_tune(rcoll_context_t *ctx);
  * line), else the compiled-in defaults (returns 0). */
 int rcoll_selector_cma_range(rcoll_context_t *ctx, int which, size_t *lo, size_t *hi);
 
+/* RCOLL_SHM_STREAM_MIN=auto's value from tune file t (may be NULL): its
+ * `shm stream_min` line (returns the line; *v: SIZE_MAX = off), else half
+ * the L2 cache (returns 0; common/stream_min.h). */
+int rcoll_tune_stream_min(const rcoll_tune_t *t, size_t *v);
+
 /* RCOLL_SHM_STREAM_MIN=auto's value from the context's tune file (its
  * `shm stream_min SIZE|off` line, which rcoll_tune measures): the line
  * number, *v set (SIZE_MAX: off); 0 where the file has none (or there is

@@ -37,6 +37,7 @@
 #include <string.h>
 #include "rcoll_build.h"
 #include "selector.h"
+#include "stream_min.h"
 
 #define TUNE_MAX_FILE  (1 << 20)
 #define TUNE_MAX_LINE  1024
@@ -210,6 +211,16 @@ int rcoll_tune_cma_range(const rcoll_tune_t *t, int which, size_t *lo, size_t *h
     }
     *lo = tune_cma[which].lo;
     *hi = tune_cma[which].hi;
+    return 0;
+}
+
+int rcoll_tune_stream_min(const rcoll_tune_t *t, size_t *v)
+{
+    if (t != NULL && t->stream_line > 0) {
+        *v = t->stream_min;
+        return t->stream_line;
+    }
+    *v = rcoll_stream_min_auto();
     return 0;
 }
 

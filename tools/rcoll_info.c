@@ -41,20 +41,23 @@ static void print_config(const rcoll_config_t *cfg)
             if (e->offset == offsetof(rcoll_config_t, shm_stream_min) &&
                 cfg->shm_stream_min == RCOLL_CONFIG_SIZE_AUTO) {
                 rcoll_tune_t tune;
-                char err[256];
-                if (cfg->tune_file[0] != '\0' &&
-                    rcoll_tune_parse_file(cfg->tune_file, &tune, err, sizeof(err)) == RCOLL_OK) {
-                    if (tune.stream_line > 0 && tune.stream_min == SIZE_MAX) {
-                        snprintf(value, sizeof(value), "auto (off: tune file line %d)", tune.stream_line);
-                    } else if (tune.stream_line > 0) {
-                        snprintf(value, sizeof(value), "auto (%zu: tune file line %d)", tune.stream_min,
-                                 tune.stream_line);
-                    } else {
-                        snprintf(value, sizeof(value), "auto (%zu)", rcoll_stream_min_auto());
-                    }
-                    rcoll_tune_free(&tune);
+                char err[256], v[32];
+                int ok = cfg->tune_file[0] != '\0' &&
+                         rcoll_tune_parse_file(cfg->tune_file, &tune, err, sizeof(err)) == RCOLL_OK;
+                size_t smin;
+                int line = rcoll_tune_stream_min(ok ? &tune : NULL, &smin);
+                if (smin == SIZE_MAX) {
+                    snprintf(v, sizeof(v), "off");
                 } else {
-                    snprintf(value, sizeof(value), "auto (%zu)", rcoll_stream_min_auto());
+                    snprintf(v, sizeof(v), "%zu", smin);
+                }
+                if (line > 0) {
+                    snprintf(value, sizeof(value), "auto (%s: tune file line %d)", v, line);
+                } else {
+                    snprintf(value, sizeof(value), "auto (%s)", v);
+                }
+                if (ok) {
+                    rcoll_tune_free(&tune);
                 }
             }
             rcoll_config_describe(e, rules, sizeof(rules));

@@ -84,13 +84,13 @@ static rcoll_status_t ag_small(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
 static int chunk_in(rcoll_task_t *task, void *state)
 {
     ag_shm_state_t *S = state;
-    size_t c = S->pipe.done[0], off, len = rcoll__shm_pipe_part(&S->pipe, c, block_bytes(task), &off);
+    size_t c = S->pipe.done[0], n = block_bytes(task), off, len = rcoll__shm_pipe_part(&S->pipe, c, n, &off);
 
     if (!rcoll__shm_put_chunk(task, S->op.sh, S->pipe.g0 + c, c,
                               (const char *)task->args.sendbuf + off, len)) {
         return 0;
     }
-    copy_own_part(task, block_bytes(task), off, len);
+    copy_own_part(task, n, off, len);
     S->pipe.done[0]++;
     return 1;
 }
@@ -161,15 +161,11 @@ static const rcoll__shm_stage_fn ag_stages[] = { chunk_in, chunk_out };
 
 static rcoll_status_t ag_large(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
 {
-    rcoll_status_t st;
-
     if (task->phase == 0) {
         rcoll__shm_pipe_init(&S->pipe, S->op.sh, S->op.sh->chunk, n, 2);
         task->phase = 1;
     }
-    (void)n;    /* the own block is copied chunk by chunk (chunk_in) */
-    st = rcoll__shm_pipe_drive(task, &S->op, &S->pipe, ag_stages, S);
-    return st;
+    return rcoll__shm_pipe_drive(task, &S->op, &S->pipe, ag_stages, S);   /* own block: chunk_in */
 }
 
 static rcoll_status_t ag_shm_progress(rcoll_task_t *task)
