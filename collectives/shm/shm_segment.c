@@ -231,7 +231,9 @@ void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbu
  *   and nobody reads a pipeline buffer before its owner published a chunk
  *   there);
  * - a bcast root's pipeline area, read one byte per page by each reader of
- *   its first medium bcast from that root (the ring reads all of it).
+ *   its first medium bcast from that root (the ring reads all of it);
+ * - every rank's pipeline area, read so by every rank in its first
+ *   pipelined allgather (each reads all of every other rank's).
  *
  * Other readers stay lazy: an allreduce rank reads one slice of each
  * chunk, and touching every peer's area up front would cost p x the area.
