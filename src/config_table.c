@@ -72,11 +72,13 @@ static const rcoll_config_entry_t core_table[] = {
       "streaming stores into the segment, chosen by rank 0 (docs/shm.md, \"Streaming copy-in, "
       "chosen at run time\"). The small bcast (from 2 KiB): each root's plain or streaming "
       "stores into its slot, from its own copy time plus its leaves' (docs/shm.md, \"The "
-      "small bcast root's stores\"). The store choices not while the node's ranks outnumber "
-      "its CPUs. auto: all four; off: the allgather's and the bcast's sizes fixed "
+      "small bcast root's stores\"). The small allgather (blocks from 2 KiB through the "
+      "slot): plain or streaming stores into each rank's slot, chosen by rank 0 (docs/shm.md, "
+      "\"The small allgather's slot stores\"). The store choices not while the node's ranks "
+      "outnumber its CPUs. auto: all five; off: the allgather's and the bcast's sizes fixed "
       "(RCOLL_SHM_CMA=on fixes them too), plain stores; random: a test setting, the choices "
-      "made at random. Rank 0's value counts for the allgather, the bcast's path and the "
-      "allreduce (a rank with off still keeps plain "
+      "made at random. Rank 0's value counts for the allgather's path and stores, the "
+      "bcast's path and the allreduce (a rank with off still keeps plain "
       "stores); set with rcoll_config_set, it applies to the segments set up afterwards",
       RCOLL_CONFIG_ENUM, F(shm_adapt), "auto|off|random", 1 },
     { "SHM_STREAM_MIN", "auto", "Receive-buffer size in bytes from which the shm collectives "

@@ -148,8 +148,9 @@ typedef struct {
     rcoll__shm_pending_t pend;
 } rcoll__shm_bpath_t;
 
-/* The flat allreduce's copy into its slot: plain or streaming stores,
- * rank 0's run-time choice per size class (shm_adapt.h, "store"). */
+/* The flat allreduce's and the small allgather's copies into their slots:
+ * plain or streaming stores, rank 0's run-time choice per size class
+ * (shm_adapt.h, "store" and "agstore"). */
 typedef struct {
     size_t   min;            /* vectors from min bytes choose; SIZE_MAX: none */
     uint32_t want;           /* rank 0: bit b: class b streams */
@@ -158,6 +159,7 @@ typedef struct {
     uint64_t changes;        /* choices changed (rank 0) */
     uint64_t chaos;          /* tests: nonzero (a random state): choose at random */
     int      published;      /* rank 0: its choice is in the header page's store word */
+    uint32_t seen;           /* rank 0: bit b: class b's first timed call was dropped */
 } rcoll__shm_store_t;
 
 /* The small bcast root's copy into its slot: plain or streaming stores,
@@ -230,6 +232,7 @@ typedef struct rcoll__shm {
     rcoll__shm_adapt_t adapt;         /* the allgather's run-time path choice (shm_adapt.h) */
     rcoll__shm_bpath_t bpath;         /* the bcast's run-time path choice (shm_adapt.h) */
     rcoll__shm_store_t store;         /* the flat allreduce's store choice (shm_adapt.h) */
+    rcoll__shm_store_t agstore;       /* the small allgather's slot stores (shm_adapt.h) */
     rcoll__shm_bstore_t bstore;       /* the small bcast root's store choice (shm_adapt.h) */
 } rcoll__shm_t;
 
@@ -339,6 +342,9 @@ int rcoll__shm_piece_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size
  * task->wait_peer set) while some rank is not. */
 int rcoll__shm_put_chunk(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
                          const void *src, size_t len);
+/* The same with streaming stores where `stream` (shm_copy.h). */
+int rcoll__shm_put_chunk_kind(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
+                              const void *src, size_t len, int stream);
 
 /* A pipelined collective whose last chunk id is g is complete here: raise
  * all of this rank's chunk flags to g (it is done with every buffer up to

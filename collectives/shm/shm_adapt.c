@@ -332,15 +332,24 @@ void rcoll__shm_store_offer(rcoll__shm_t *sh, const char *mode, int oversubscrib
 
     sh->store.min = off ? SIZE_MAX : RCOLL__SHM_STORE_MIN;
     sh->store.chaos = random ? pid * 0x9E3779B97F4A7C15ull | 1 : 0;
+    sh->agstore.min = off ? SIZE_MAX : RCOLL__SHM_AGSTORE_MIN;
+    sh->agstore.chaos = random ? pid * 0xD6E8FEB86659FD93ull | 1 : 0;
     sh->bstore.min = off ? SIZE_MAX : RCOLL__SHM_BSTORE_MIN;
     sh->bstore.chaos = random ? pid * 0xC2B2AE3D27D4EB4Full | 1 : 0;
 }
 
-int rcoll__shm_store_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore)
+/* The allgather's slot classes: [2^(11+b), 2^(12+b)), from 2 KiB. */
+static int agstore_class(size_t n)
 {
-    rcoll__shm_store_t *st = &sh->store;
-    _Atomic uint64_t *word = &rcoll__shm_adapt_line(sh)->store;
-    int b = rcoll__shm_size_class(n);
+    int b = 63 - __builtin_clzll((unsigned long long)n | 1) - 11;
+    return b < 0 ? 0 : b >= RCOLL__SHM_ADAPT_NB ? RCOLL__SHM_ADAPT_NB - 1 : b;
+}
+
+/* Both store choices: rank 0 decides for class b and publishes in *word;
+ * the others follow the word (plain until rank 0 has published). */
+static int store_choose(rcoll__shm_t *sh, rcoll__shm_store_t *st, _Atomic uint64_t *word,
+                        uint64_t k, int b, int *explore)
+{
     uint32_t want;
 
     *explore = 0;
@@ -360,28 +369,70 @@ int rcoll__shm_store_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore
         }
         want = (uint32_t)w;
     }
-    *explore = rcoll__shm_explore_k(k, 0);
+    *explore = rcoll__shm_explore_k(k, (want & RARE(b)) != 0);
     return (int)((want >> b) & 1) ^ *explore;
 }
 
-void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns)
+/* rare_stream: a class on plain stores tries streaming 1 in 512 once it
+ * found it 1.6x slower.  Plain is never tried rarely: a spell of slow calls
+ * can switch a class to streaming in the fast phase, where it costs up to
+ * 2x (256 KiB), and the next plain try must come soon to switch it back. */
+static void store_sample(rcoll__shm_t *sh, rcoll__shm_store_t *st, _Atomic uint64_t *word,
+                         int b, int log2_least, size_t n, int stream, int explore, uint64_t ns,
+                         int rare_stream)
 {
-    rcoll__shm_store_t *st = &sh->store;
+    uint32_t was = st->want;
 
     if (sh->me != 0 || st->chaos != 0) {
         return;
     }
-    /* never tried rarely: a spell of slow calls can switch a class to
-     * streaming in the fast phase, where it costs up to 2x (256 KiB), and
-     * the next plain try must come soon to switch it back; so want changes
-     * only when estimate() flips a class */
-    int b = rcoll__shm_size_class(n);
-    if (rcoll__shm_estimate(st->est, st->nsamp, &st->want, b, stream ? 1 : 0, explore,
-                            rcoll__shm_per_least(ns, n, 13 + b), 0)) {
-        st->changes++;
-        atomic_store_explicit(&rcoll__shm_adapt_line(sh)->store, RCOLL__SHM_STORE_ON | st->want,
-                              memory_order_relaxed);
+    if (!(st->seen & (1u << b))) {
+        /* a class's first call maps the buffers it touches (page faults:
+         * 600 us for a first 128 KiB allgather on a VM against 5 steady),
+         * and an estimate that starts there needs hundreds of calls to come
+         * down, while the other kind's try looks 30x faster */
+        st->seen |= 1u << b;
+        return;
     }
+    int rare = rare_stream && !((was >> b) & 1);
+    if (rcoll__shm_estimate(st->est, st->nsamp, &st->want, b, stream ? 1 : 0, explore,
+                            rcoll__shm_per_least(ns, n, log2_least), rare)) {
+        st->changes++;
+    }
+    if (st->want != was) {
+        atomic_store_explicit(word, RCOLL__SHM_STORE_ON | st->want, memory_order_relaxed);
+    }
+}
+
+int rcoll__shm_store_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore)
+{
+    return store_choose(sh, &sh->store, &rcoll__shm_adapt_line(sh)->store, k,
+                        rcoll__shm_size_class(n), explore);
+}
+
+void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns)
+{
+    int b = rcoll__shm_size_class(n);
+    store_sample(sh, &sh->store, &rcoll__shm_adapt_line(sh)->store, b, 13 + b, n, stream,
+                 explore, ns, 0);
+}
+
+int rcoll__shm_agstore_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore)
+{
+    return store_choose(sh, &sh->agstore, &rcoll__shm_adapt_line(sh)->agstore, k,
+                        agstore_class(n), explore);
+}
+
+int rcoll__shm_agstore_timed(uint64_t k, int explore)
+{
+    return explore || ((k * 0xD1B54A32D192ED03ull) >> 61) == 0;
+}
+
+void rcoll__shm_agstore_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns)
+{
+    int b = agstore_class(n);
+    store_sample(sh, &sh->agstore, &rcoll__shm_adapt_line(sh)->agstore, b, 11 + b, n, stream,
+                 explore, ns, 1);
 }
 
 /* Per timed class: " 64 KiB: CHOICE[, other tried 1/512] (WAY0 us xN, WAY1
@@ -428,6 +479,12 @@ void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
     }
     if (classes(buf, sizeof(buf), st->est, st->nsamp, st->want, store, store, 13) > 0) {
         rcoll_debug("shm: communicator 0x%llx: flat allreduce copy-in stores chosen at run time, "
+                    "%llu changes; last choice and estimate per size class from:%s",
+                    (unsigned long long)comm->id, (unsigned long long)st->changes, buf);
+    }
+    st = &sh->agstore;
+    if (classes(buf, sizeof(buf), st->est, st->nsamp, st->want, store, store, 11) > 0) {
+        rcoll_debug("shm: communicator 0x%llx: small allgather slot stores chosen at run time, "
                     "%llu changes; last choice and estimate per size class from:%s",
                     (unsigned long long)comm->id, (unsigned long long)st->changes, buf);
     }

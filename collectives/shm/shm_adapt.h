@@ -49,6 +49,7 @@ typedef struct {
     _Atomic uint64_t ent[RCOLL__SHM_ADAPT_NENT];   /* eff (40 bits) | bits << 40 */
     char             pad2[RCOLL__SHM_LINE - RCOLL__SHM_ADAPT_NENT * sizeof(uint64_t)];
     _Atomic uint64_t store;      /* RCOLL__SHM_STORE_ON | the flat allreduce's store choice */
+    _Atomic uint64_t agstore;    /* RCOLL__SHM_STORE_ON | the small allgather's store choice */
 } rcoll__shm_adapt_line_t;
 _Static_assert(RCOLL__SHM_ADAPT_OFFSET + sizeof(rcoll__shm_adapt_line_t) <= 4096, "header page");
 
@@ -159,14 +160,16 @@ void rcoll__shm_bpath_called(rcoll__shm_t *sh, uint64_t k, size_t n, int cma, in
  * wrong switch must be undone soon) and publishes its
  * choice in the header page's `store` word; the others read it at the
  * start of each call (a stale word costs speed for a call, nothing else).
+ * A class's first timed call is not counted (page faults).
  */
 #define RCOLL__SHM_STORE_MIN (16 * 1024)
 #define RCOLL__SHM_STORE_ON  (1ull << 63)   /* in `store`: rank 0 chooses (else: plain) */
 
-/* Set-up, every rank: its own RCOLL_SHM_ADAPT for both store choices, this
- * one and the small bcast's below (off: plain stores only; random: a random
- * choice per call, for tests); none while the node's ranks outnumber its
- * CPUs (a timing there measures the scheduler). */
+/* Set-up, every rank: its own RCOLL_SHM_ADAPT for the store choices, this
+ * one, the small allgather's and the small bcast's below (off: plain
+ * stores only; random: a random choice per call, for tests); none while
+ * the node's ranks outnumber its CPUs (a timing there measures the
+ * scheduler). */
 void rcoll__shm_store_offer(rcoll__shm_t *sh, const char *mode, int oversubscribed);
 
 /* 1 if collective k's n-byte flat allreduce (n >= sh->store.min) copies in
@@ -175,6 +178,39 @@ int rcoll__shm_store_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore
 
 /* Rank 0: its call's time, from its copy-in to its return, in ns. */
 void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns);
+
+/*
+ * The two-copy allgather's copy of each rank's block into the segment
+ * (shm_allgather.c, blocks from RCOLL__SHM_AGSTORE_MIN: into its slot, or
+ * chunk by chunk into its pipeline buffers): plain or streaming stores,
+ * per size class [2^(11+b), 2^(12+b)),
+ * chosen as the flat allreduce's above: rank 0's call time, which includes
+ * its wait for the others' blocks and its copies of them, so it measures
+ * every rank's stores (one call in 8 timed, and every try); rank 0's
+ * `agstore` word; the other kind tried 1 call in 64, but streaming only 1
+ * in 512 while it was found 1.6x slower than plain (a fast phase: 2-3x
+ * slower, so 1 in 64 cost 3-4% at 16-64 KiB).  Why: the same line
+ * transfers as the allreduce's: every rank copies the others' blocks out
+ * of their writers' caches, and each writer's next write takes the lines
+ * back (AMD EPYC VM, 2 ranks, slow phase, medians: 4 KiB 1.12 us plain
+ * only, 0.98 chosen at run time; 256 KiB 21.2 and 15.1; docs/shm.md "The
+ * allgather's stores into the segment").  One try at a time: a call that
+ * tries the two-copy path stores with the kind in use.
+ */
+#define RCOLL__SHM_AGSTORE_MIN 2048
+
+/* 1 if collective k's allgather of n-byte blocks (n >= sh->agstore.min)
+ * copies into its slot with streaming stores; *explore: this is a try of
+ * the other kind. */
+int rcoll__shm_agstore_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore);
+
+/* Rank 0: 1 to time collective k (every try, else one call in 8 by a hash
+ * of k: two clock reads cost ~0.03 us, 13% of a 2 KiB allgather in the
+ * fast phase). */
+int rcoll__shm_agstore_timed(uint64_t k, int explore);
+
+/* Rank 0: its allgather's time, from its choice to its return, in ns. */
+void rcoll__shm_agstore_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns);
 
 /*
  * The small bcast root's copy into its slot (shm_bcast.c, blocks from

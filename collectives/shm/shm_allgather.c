@@ -8,7 +8,9 @@
  * chunks of each rank's block through its input buffers (in_ready), every
  * rank copying out chunk c of all blocks before raising out_done, which
  * lets the owners reuse the buffer nbuf chunks later.  Every rank is a
- * bcast root at once.
+ * bcast root at once.  Either way, from 2 KiB blocks, its copies into the
+ * segment use plain or streaming stores, rank 0's run-time choice
+ * (shm_adapt.h, "agstore").
  *
  * Waits: step 1 a slot still being read, step 2 a rank's block, step
  * 16 + c chunk c (task->wait_peer names the rank).
@@ -26,6 +28,8 @@ typedef struct {
     int               path;       /* 0: not chosen yet, 1: two copies, 2: single copy */
     int               explore;    /* part of a try of the other path (shm_adapt.h) */
     uint64_t          t0;         /* rank 0 of an adaptive call: when it began */
+    int8_t            stores;     /* two copies: 0 plain (not chosen), 1 plain, 2 streaming */
+    int8_t            sexplore;   /* the stores' 1-in-64 try (shm_adapt.h, "agstore") */
 } ag_shm_state_t;
 RCOLL_ALG_STATE_CHECK(ag_shm_state_t);
 
@@ -55,7 +59,7 @@ static rcoll_status_t ag_small(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
     const char *data;
 
     if (task->phase == 0) {
-        if (!rcoll__shm_slot_write(task, &S->op, task->args.sendbuf, n)) {
+        if (!rcoll__shm_slot_write_kind(task, &S->op, task->args.sendbuf, n, S->stores == 2)) {
             return RCOLL_INPROGRESS;
         }
         copy_own(task, n);
@@ -86,8 +90,8 @@ static int chunk_in(rcoll_task_t *task, void *state)
     ag_shm_state_t *S = state;
     size_t c = S->pipe.done[0], n = block_bytes(task), off, len = rcoll__shm_pipe_part(&S->pipe, c, n, &off);
 
-    if (!rcoll__shm_put_chunk(task, S->op.sh, S->pipe.g0 + c, c,
-                              (const char *)task->args.sendbuf + off, len)) {
+    if (!rcoll__shm_put_chunk_kind(task, S->op.sh, S->pipe.g0 + c, c,
+                                   (const char *)task->args.sendbuf + off, len, S->stores == 2)) {
         return 0;
     }
     copy_own_part(task, n, off, len);
@@ -202,6 +206,22 @@ static rcoll_status_t ag_shm_progress(rcoll_task_t *task)
         }
         S->path = cma ? 2 : 1;
         S->explore = explore;
+        if (!cma && n >= sh->agstore.min) {
+            /* two copies: plain or streaming stores into the segment.  One
+             * try at a time: a try of the two-copy path runs on the store
+             * kind in use (a streaming try 3x slower in it kept the path
+             * on single copy for thousands of calls) */
+            int stream = rcoll__shm_agstore_choose(sh, S->op.k, n, &explore);
+            if (explore && S->explore) {
+                stream ^= 1;
+                explore = 0;
+            }
+            S->stores = (int8_t)(1 + stream);
+            S->sexplore = (int8_t)explore;
+            if (sh->me == 0 && S->t0 == 0 && rcoll__shm_agstore_timed(S->op.k, explore)) {
+                S->t0 = rcoll__shm_adapt_now();
+            }
+        }
     }
     if (S->path == 2) {
         st = ag_cma(task, S, n);
@@ -209,7 +229,14 @@ static rcoll_status_t ag_shm_progress(rcoll_task_t *task)
         st = n <= rcoll__shm_copy_slot_max(sh) ? ag_small(task, S, n) : ag_large(task, S, n);
     }
     if (st == RCOLL_OK && S->t0 != 0) {
-        rcoll__shm_adapt_sample(sh, n, S->path == 2, S->explore, rcoll__shm_adapt_now() - S->t0);
+        uint64_t ns = rcoll__shm_adapt_now() - S->t0;
+        if (rcoll__shm_adapt_covers(sh, n) && !S->sexplore) {
+            /* (a store try's time is not the two-copy path's) */
+            rcoll__shm_adapt_sample(sh, n, S->path == 2, S->explore, ns);
+        }
+        if (S->stores != 0) {
+            rcoll__shm_agstore_sample(sh, n, S->stores == 2, S->sexplore, ns);
+        }
     }
     return st;
 }

@@ -465,17 +465,27 @@ int rcoll__shm_piece_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size
     return 1;
 }
 
-int rcoll__shm_put_chunk(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
-                         const void *src, size_t len)
+int rcoll__shm_put_chunk_kind(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
+                              const void *src, size_t len, int stream)
 {
     int me = sh->me;
 
     if (!rcoll__shm_piece_free(task, sh, g, c)) {
         return 0;
     }
-    memcpy(rcoll__shm_in(sh, me, g), src, len);
+    if (stream) {
+        rcoll__shm_copy_stream(rcoll__shm_in(sh, me, g), src, len);   /* fenced */
+    } else {
+        memcpy(rcoll__shm_in(sh, me, g), src, len);
+    }
     rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->in_ready, &sh->in_ready[me], g);
     return 1;
+}
+
+int rcoll__shm_put_chunk(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
+                         const void *src, size_t len)
+{
+    return rcoll__shm_put_chunk_kind(task, sh, g, c, src, len, 0);
 }
 
 void rcoll__shm_pipe_leave(rcoll_task_t *task, rcoll__shm_op_t *op, uint64_t g)

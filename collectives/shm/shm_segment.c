@@ -48,7 +48,7 @@
 #include "selector.h"
 
 #define SHM_MAGIC   0x72636f6c6c73686dULL   /* "rcollshm" */
-#define SHM_VERSION 4
+#define SHM_VERSION 5
 
 typedef struct {
     uint64_t         magic;
@@ -149,7 +149,7 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
         rcoll_selector_stream_min(comm->ctx, &tuned) > 0) {
         sh->stream_min = tuned;      /* measured by rcoll_tune (docs/tuning.md) */
     }
-    sh->store.min = sh->bstore.min = SIZE_MAX;
+    sh->store.min = sh->agstore.min = sh->bstore.min = SIZE_MAX;
     if (comm->ctx != NULL) {
         rcoll__shm_store_offer(sh, rcoll_ctx_config(comm->ctx)->shm_adapt,
                                rcoll__shm_oversubscribed(sh));

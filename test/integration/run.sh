@@ -295,14 +295,15 @@ run_set() {
                 "$(command -v env)" RCOLL_SHM_ADAPT=random "$top/examples/rcoll_osu_bcast" \
                 -c -s 16384,32768,65536,100000,131072,1048576 -i 400 -x 10
         fi
-        # the flat allreduce's copy-in and the small bcast root's copy with
-        # plain or streaming stores, each rank choosing at random per call:
-        # odd counts (unaligned tails), every dtype and op, every root, in
-        # place, against the reference
+        # the flat allreduce's copy-in, the small bcast root's copy and the
+        # small allgather's slot writes with plain or streaming stores, each
+        # rank choosing at random per call: odd counts (unaligned tails),
+        # every dtype and op, every root, in place, against the reference
         if [ -z "$node_arg" ] && [ "${RCOLL_SHM:-1}" != 0 ] && { [ "$n" = 2 ] || [ "$n" = 3 ]; }; then
-            run_one "coll_check allreduce bcast RCOLL_SHM_ADAPT=random" "$n" 120 \
+            run_one "coll_check allreduce bcast allgather RCOLL_SHM_ADAPT=random" "$n" 120 \
                 "$(command -v env)" RCOLL_SHM_ADAPT=random "$here/coll_check" --algs shm \
-                --coll allreduce,iallreduce,bcast,ibcast --counts 2049,4099,5001,12289,30001
+                --coll allreduce,iallreduce,bcast,ibcast,allgather,iallgather \
+                --counts 2049,4099,5001,12289,30001
         fi
     fi
     wants comm && run_one comm_check "$n" 180 "$here/comm_check"

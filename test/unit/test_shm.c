@@ -318,6 +318,8 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
             sh[r]->bpath.ad.chaos = r == 0 ? (seed * 0x9E3779B97F4A7C15ull) | 1 : 0;
             sh[r]->bstore.min = 1;                      /* bcast roots stream at random */
             sh[r]->bstore.chaos = (seed + (uint64_t)r) * 2654435761u | 1;
+            sh[r]->agstore.min = 1;                     /* so do the allgathers' slot writers */
+            sh[r]->agstore.chaos = (seed + (uint64_t)r) * 0xD6E8FEB86659FD93ull | 1;
         }
     }
     make_script(script, p, sh[0]->chunk / 4, sh[0]->small_max / 4);
@@ -547,13 +549,17 @@ static void test_adapt_mixed_sizes(void **state)
     assert_int_equal(sh.adapt.want, bit);
 }
 
-/* The flat allreduce's store choice (shm_adapt.h): rank 0 decides and
- * publishes, another rank follows its word (plain until rank 0 has
+/* A store choice (shm_adapt.h, "store" and "agstore"): rank 0 decides
+ * and publishes, another rank follows its word (plain until rank 0 has
  * published), both take the 1-in-64 try on the same calls, and rank 0
- * switches to streaming once a try is 15% faster. */
-static void test_store_choice(void **state)
+ * switches class n to streaming once a try is 15% faster; n_other (another
+ * class) stays plain. */
+typedef int (*store_choose_fn)(rcoll__shm_t *, uint64_t, size_t, int *);
+typedef void (*store_sample_fn)(rcoll__shm_t *, size_t, int, int, uint64_t);
+
+static void check_store_choice(store_choose_fn choose, store_sample_fn sample, size_t store_off,
+                               size_t n, size_t n_other)
 {
-    (void)state;
     static _Alignas(64) char page[4096];
     rcoll__shm_t sh0, sh1;
     memset(page, 0, sizeof(page));
@@ -563,15 +569,16 @@ static void test_store_choice(void **state)
     sh0.me = 0;
     sh1.me = 1;
     sh0.p = sh1.p = 2;
-    size_t n = 100000;                 /* class 3 */
+    const rcoll__shm_store_t *st0 = (const void *)((const char *)&sh0 + store_off);
+    const rcoll__shm_store_t *st1 = (const void *)((const char *)&sh1 + store_off);
     int e0, e1;
 
-    assert_int_equal(rcoll__shm_store_choose(&sh1, 1, n, &e1), 0);
+    assert_int_equal(choose(&sh1, 1, n, &e1), 0);
     assert_int_equal(e1, 0);           /* rank 0 not choosing yet: plain, no try */
     uint64_t k = 1, tried = 0;
     for (; k < 4096; k++) {
-        int s0 = rcoll__shm_store_choose(&sh0, k, n, &e0);
-        int s1 = rcoll__shm_store_choose(&sh1, k, n, &e1);
+        int s0 = choose(&sh0, k, n, &e0);
+        int s1 = choose(&sh1, k, n, &e1);
         assert_int_equal(s0, s1);
         assert_int_equal(e0, e1);
         assert_int_equal(s0, e0);      /* plain, streaming only on a try */
@@ -579,19 +586,101 @@ static void test_store_choice(void **state)
     }
     assert_true(tried > 4096 / 64 / 2 && tried < 4096 / 64 * 2);
     for (int i = 0; i < 8; i++) {
-        rcoll__shm_store_sample(&sh0, n, 0, 0, 30000);    /* plain, slow phase */
+        sample(&sh0, n, 0, 0, 30000);    /* plain, slow phase */
     }
-    rcoll__shm_store_sample(&sh0, n, 1, 1, 18000);        /* a try: 40% faster */
-    assert_int_equal(sh0.store.changes, 1);
+    sample(&sh0, n, 1, 1, 18000);        /* a try: 40% faster */
+    assert_int_equal(st0->changes, 1);
     for (k = 4096; k < 4096 + 64; k++) {
-        int s0 = rcoll__shm_store_choose(&sh0, k, n, &e0);
-        int s1 = rcoll__shm_store_choose(&sh1, k, n, &e1);
+        int s0 = choose(&sh0, k, n, &e0);
+        int s1 = choose(&sh1, k, n, &e1);
         assert_int_equal(s0, s1);
         assert_int_equal(s0, !e0);     /* streaming now, plain on a try */
-        assert_int_equal(rcoll__shm_store_choose(&sh1, k, 16384, &e1), e1);  /* other classes plain */
+        s1 = choose(&sh1, k, n_other, &e1);
+        assert_int_equal(s1, e1);      /* other classes plain */
     }
-    rcoll__shm_store_sample(&sh1, n, 0, 1, 1);            /* only rank 0's timings count */
-    assert_int_equal(sh1.store.changes, 0);
+    sample(&sh1, n, 0, 1, 1);            /* only rank 0's timings count */
+    assert_int_equal(st1->changes, 0);
+}
+
+/* The flat allreduce's copy-in. */
+static void test_store_choice(void **state)
+{
+    (void)state;
+    check_store_choice(rcoll__shm_store_choose, rcoll__shm_store_sample,
+                       offsetof(rcoll__shm_t, store), 100000 /* class 3 */, 16384);
+}
+
+/* The small allgather's slot stores: classes from 2 KiB, its own word (a
+ * switch of the allreduce's class leaves the allgather's plain). */
+static void test_agstore_choice(void **state)
+{
+    (void)state;
+    check_store_choice(rcoll__shm_agstore_choose, rcoll__shm_agstore_sample,
+                       offsetof(rcoll__shm_t, agstore), 4096 /* [4, 8) KiB */, 2048);
+    /* the words apart: rank 0's allreduce switch is not the allgather's */
+    static _Alignas(64) char page[4096];
+    rcoll__shm_t sh0, sh1;
+    int e;
+    memset(page, 0, sizeof(page));
+    memset(&sh0, 0, sizeof(sh0));
+    memset(&sh1, 0, sizeof(sh1));
+    sh0.base = sh1.base = page;
+    sh1.me = 1;
+    sh0.p = sh1.p = 2;
+    (void)rcoll__shm_store_choose(&sh0, 1, 16384, &e);
+    (void)rcoll__shm_agstore_choose(&sh0, 1, 16384, &e);
+    for (int i = 0; i < 8; i++) {
+        rcoll__shm_store_sample(&sh0, 16384, 0, 0, 30000);
+    }
+    rcoll__shm_store_sample(&sh0, 16384, 1, 1, 18000);
+    assert_int_equal(sh0.store.changes, 1);
+    for (uint64_t k = 2; k < 66; k++) {
+        int s = rcoll__shm_store_choose(&sh1, k, 16384, &e);
+        assert_int_equal(s, !e);
+        s = rcoll__shm_agstore_choose(&sh1, k, 16384, &e);
+        assert_int_equal(s, e);
+    }
+    /* streaming found 2x slower on plain stores (a fast phase): the
+     * allgather tries it 1 call in 512 from then on (rank 1 too, from the
+     * word), the allreduce still 1 in 64; back to 1 in 64 once a try is
+     * within 1.4x */
+    for (int i = 0; i < 8; i++) {
+        rcoll__shm_agstore_sample(&sh0, 8192, 0, 0, 500);
+        rcoll__shm_store_sample(&sh0, 32768, 0, 0, 2000);
+    }
+    rcoll__shm_agstore_sample(&sh0, 8192, 1, 1, 1000);
+    rcoll__shm_store_sample(&sh0, 32768, 1, 1, 4000);
+    uint64_t ag_tries = 0, ar_tries = 0, calls = 64 * 512;
+    for (uint64_t k = 100; k < 100 + calls; k++) {
+        int e0, s0 = rcoll__shm_agstore_choose(&sh0, k, 8192, &e0);
+        int s1 = rcoll__shm_agstore_choose(&sh1, k, 8192, &e);
+        assert_int_equal(s0, e0);      /* plain, streaming on a try */
+        assert_int_equal(s1, e);
+        assert_int_equal(e, e0);
+        ag_tries += (uint64_t)e;
+        (void)rcoll__shm_store_choose(&sh1, k, 32768, &e);
+        ar_tries += (uint64_t)e;
+    }
+    assert_true(ag_tries > calls / 512 / 2 && ag_tries < calls / 512 * 2);
+    assert_true(ar_tries > calls / 64 / 2 && ar_tries < calls / 64 * 2);
+    rcoll__shm_agstore_sample(&sh0, 8192, 1, 1, 600);   /* a try within 1.4x */
+    ag_tries = 0;
+    for (uint64_t k = 100; k < 100 + calls; k++) {
+        (void)rcoll__shm_agstore_choose(&sh1, k, 8192, &e);
+        ag_tries += (uint64_t)e;
+    }
+    assert_true(ag_tries > calls / 64 / 2 && ag_tries < calls / 64 * 2);
+    /* a class's first call (page faults, 20x its steady time) does not
+     * count: a streaming try 2x slower than the steady plain calls after it
+     * switches nothing */
+    uint64_t before = sh0.agstore.changes;
+    rcoll__shm_agstore_sample(&sh0, 65536, 0, 0, 600000);
+    for (int i = 0; i < 4; i++) {
+        rcoll__shm_agstore_sample(&sh0, 65536, 0, 0, 30000);
+    }
+    rcoll__shm_agstore_sample(&sh0, 65536, 1, 1, 60000);
+    assert_int_equal(sh0.agstore.changes, before);
+    assert_true(sh0.agstore.want & RCOLL__SHM_RARE(5));    /* [64, 128) KiB: tried rarely */
 }
 
 /* The bcast's path choice (shm_adapt.h, "bpath"), 3 ranks: every rank
@@ -1433,6 +1522,7 @@ int main(void)
         cmocka_unit_test(test_adapt_estimates),
         cmocka_unit_test(test_adapt_mixed_sizes),
         cmocka_unit_test(test_store_choice),
+        cmocka_unit_test(test_agstore_choice),
         cmocka_unit_test(test_bcast_store_choice),
         cmocka_unit_test(test_bcast_path_choice),
         cmocka_unit_test(test_cma_read_errors),
