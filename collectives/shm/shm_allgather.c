@@ -29,7 +29,7 @@ typedef struct {
     int               explore;    /* part of a try of the other path (shm_adapt.h) */
     uint64_t          t0;         /* rank 0 of an adaptive call: when it began */
     int8_t            stores;     /* two copies: 0 plain (not chosen), 1 plain, 2 streaming */
-    int8_t            sexplore;   /* the stores' 1-in-64 try (shm_adapt.h, "agstore") */
+    int8_t            sexplore;   /* a try of the other store kind (shm_adapt.h, "agstore") */
 } ag_shm_state_t;
 RCOLL_ALG_STATE_CHECK(ag_shm_state_t);
 
