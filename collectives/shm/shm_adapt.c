@@ -25,10 +25,20 @@ int rcoll__shm_explore_k(uint64_t k, int rare)
 
 #define RARE(b) RCOLL__SHM_RARE(b)
 
+int rcoll__shm_size_class_from(size_t n, int log2_least)
+{
+    int b = 63 - __builtin_clzll((unsigned long long)n | 1) - log2_least;
+    return b < 0 ? 0 : b >= RCOLL__SHM_ADAPT_NB ? RCOLL__SHM_ADAPT_NB - 1 : b;
+}
+
 int rcoll__shm_size_class(size_t n)
 {
-    int b = 63 - __builtin_clzll((unsigned long long)n | 1) - 13;
-    return b < 0 ? 0 : b >= RCOLL__SHM_ADAPT_NB ? RCOLL__SHM_ADAPT_NB - 1 : b;
+    return rcoll__shm_size_class_from(n, 13);
+}
+
+int rcoll__shm_timed_k(uint64_t k, int explore)
+{
+    return explore || ((k * 0xD1B54A32D192ED03ull) >> 61) == 0;
 }
 
 uint64_t rcoll__shm_per_least(uint64_t ns, size_t n, int log2_least)
@@ -338,13 +348,6 @@ void rcoll__shm_store_offer(rcoll__shm_t *sh, const char *mode, int oversubscrib
     sh->bstore.chaos = random ? pid * 0xC2B2AE3D27D4EB4Full | 1 : 0;
 }
 
-/* The allgather's slot classes: [2^(11+b), 2^(12+b)), from 2 KiB. */
-static int agstore_class(size_t n)
-{
-    int b = 63 - __builtin_clzll((unsigned long long)n | 1) - 11;
-    return b < 0 ? 0 : b >= RCOLL__SHM_ADAPT_NB ? RCOLL__SHM_ADAPT_NB - 1 : b;
-}
-
 /* Both store choices: rank 0 decides for class b and publishes in *word;
  * the others follow the word (plain until rank 0 has published). */
 static int store_choose(rcoll__shm_t *sh, rcoll__shm_store_t *st, _Atomic uint64_t *word,
@@ -420,17 +423,12 @@ void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore
 int rcoll__shm_agstore_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore)
 {
     return store_choose(sh, &sh->agstore, &rcoll__shm_adapt_line(sh)->agstore, k,
-                        agstore_class(n), explore);
-}
-
-int rcoll__shm_agstore_timed(uint64_t k, int explore)
-{
-    return explore || ((k * 0xD1B54A32D192ED03ull) >> 61) == 0;
+                        rcoll__shm_size_class_from(n, 11), explore);
 }
 
 void rcoll__shm_agstore_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns)
 {
-    int b = agstore_class(n);
+    int b = rcoll__shm_size_class_from(n, 11);
     store_sample(sh, &sh->agstore, &rcoll__shm_adapt_line(sh)->agstore, b, 11 + b, n, stream,
                  explore, ns, 1);
 }

@@ -204,11 +204,6 @@ void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore
  * the other kind. */
 int rcoll__shm_agstore_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore);
 
-/* Rank 0: 1 to time collective k (every try, else one call in 8 by a hash
- * of k: two clock reads cost ~0.03 us, 13% of a 2 KiB allgather in the
- * fast phase). */
-int rcoll__shm_agstore_timed(uint64_t k, int explore);
-
 /* Rank 0: its allgather's time, from its choice to its return, in ns. */
 void rcoll__shm_agstore_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns);
 
@@ -256,6 +251,12 @@ void rcoll__shm_bstore_copied(rcoll__shm_t *sh, uint64_t k, uint64_t ns);
 #define RCOLL__SHM_RARE(b) (1u << (RCOLL__SHM_ADAPT_NB + (b)))
 int rcoll__shm_explore_k(uint64_t k, int rare);
 int rcoll__shm_size_class(size_t n);     /* [2^(13+b), 2^(14+b)) */
+int rcoll__shm_size_class_from(size_t n, int log2_least);   /* [2^(least+b), ...) */
+/* Whether the chooser's rank times collective k: every try, else one call
+ * in 8 by a hash of k (the bcast's path, the allgather's stores: two clock
+ * reads on every call cost ~0.03 us, 13% of a 2 KiB allgather in the fast
+ * phase). */
+int rcoll__shm_timed_k(uint64_t k, int explore);
 int rcoll__shm_estimate(double est[][2], uint32_t nsamp[][2], uint32_t *want, int b, int path,
                         uint32_t try, uint64_t ns, int rare);
 uint64_t rcoll__shm_chaos_next(uint64_t *x);

@@ -218,7 +218,7 @@ static rcoll_status_t ag_shm_progress(rcoll_task_t *task)
             }
             S->stores = (int8_t)(1 + stream);
             S->sexplore = (int8_t)explore;
-            if (sh->me == 0 && S->t0 == 0 && rcoll__shm_agstore_timed(S->op.k, explore)) {
+            if (sh->me == 0 && S->t0 == 0 && rcoll__shm_timed_k(S->op.k, explore)) {
                 S->t0 = rcoll__shm_adapt_now();
             }
         }

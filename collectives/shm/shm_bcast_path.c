@@ -29,7 +29,7 @@ static void collect(rcoll__shm_t *sh)
 
 int rcoll__shm_bpath_timed(const rcoll__shm_t *sh, uint64_t k, int explore)
 {
-    return sh->bpath.ad.chaos == 0 && (explore || ((k * 0xD1B54A32D192ED03ull) >> 61) == 0);
+    return sh->bpath.ad.chaos == 0 && rcoll__shm_timed_k(k, explore);
 }
 
 int rcoll__shm_bpath_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *cma,

@@ -10,8 +10,7 @@
 /* [2^(11+b), 2^(12+b)): 2 KiB, 4 KiB, ... */
 static int bclass(size_t n)
 {
-    int b = 63 - __builtin_clzll((unsigned long long)n | 1) - 11;
-    return b < 0 ? 0 : b >= RCOLL__SHM_ADAPT_NB ? RCOLL__SHM_ADAPT_NB - 1 : b;
+    return rcoll__shm_size_class_from(n, 11);
 }
 
 /* The calls whose times count, from k alone (the leaves must know them):
