@@ -482,7 +482,7 @@ void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
     }
     st = &sh->agstore;
     if (classes(buf, sizeof(buf), st->est, st->nsamp, st->want, store, store, 11) > 0) {
-        rcoll_debug("shm: communicator 0x%llx: small allgather slot stores chosen at run time, "
+        rcoll_debug("shm: communicator 0x%llx: allgather stores into the segment chosen at run time, "
                     "%llu changes; last choice and estimate per size class from:%s",
                     (unsigned long long)comm->id, (unsigned long long)st->changes, buf);
     }

@@ -49,7 +49,7 @@ typedef struct {
     _Atomic uint64_t ent[RCOLL__SHM_ADAPT_NENT];   /* eff (40 bits) | bits << 40 */
     char             pad2[RCOLL__SHM_LINE - RCOLL__SHM_ADAPT_NENT * sizeof(uint64_t)];
     _Atomic uint64_t store;      /* RCOLL__SHM_STORE_ON | the flat allreduce's store choice */
-    _Atomic uint64_t agstore;    /* RCOLL__SHM_STORE_ON | the small allgather's store choice */
+    _Atomic uint64_t agstore;    /* RCOLL__SHM_STORE_ON | the allgather's store choice */
 } rcoll__shm_adapt_line_t;
 _Static_assert(RCOLL__SHM_ADAPT_OFFSET + sizeof(rcoll__shm_adapt_line_t) <= 4096, "header page");
 
@@ -166,7 +166,7 @@ void rcoll__shm_bpath_called(rcoll__shm_t *sh, uint64_t k, size_t n, int cma, in
 #define RCOLL__SHM_STORE_ON  (1ull << 63)   /* in `store`: rank 0 chooses (else: plain) */
 
 /* Set-up, every rank: its own RCOLL_SHM_ADAPT for the store choices, this
- * one, the small allgather's and the small bcast's below (off: plain
+ * one, the two-copy allgather's and the small bcast's below (off: plain
  * stores only; random: a random choice per call, for tests); none while
  * the node's ranks outnumber its CPUs (a timing there measures the
  * scheduler). */
@@ -199,8 +199,8 @@ void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore
  */
 #define RCOLL__SHM_AGSTORE_MIN 2048
 
-/* 1 if collective k's allgather of n-byte blocks (n >= sh->agstore.min)
- * copies into its slot with streaming stores; *explore: this is a try of
+/* 1 if collective k's two-copy allgather of n-byte blocks (n >=
+ * sh->agstore.min) copies into the segment with streaming stores; *explore: this is a try of
  * the other kind. */
 int rcoll__shm_agstore_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore);
 

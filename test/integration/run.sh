@@ -296,7 +296,7 @@ run_set() {
                 -c -s 16384,32768,65536,100000,131072,1048576 -i 400 -x 10
         fi
         # the flat allreduce's copy-in, the small bcast root's copy and the
-        # small allgather's slot writes with plain or streaming stores, each
+        # allgather's writes into the segment with plain or streaming stores, each
         # rank choosing at random per call: odd counts (unaligned tails),
         # every dtype and op, every root, in place, against the reference
         if [ -z "$node_arg" ] && [ "${RCOLL_SHM:-1}" != 0 ] && { [ "$n" = 2 ] || [ "$n" = 3 ]; }; then

@@ -610,7 +610,7 @@ static void test_store_choice(void **state)
                        offsetof(rcoll__shm_t, store), 100000 /* class 3 */, 16384);
 }
 
-/* The small allgather's slot stores: classes from 2 KiB, its own word (a
+/* The two-copy allgather's stores into the segment: classes from 2 KiB, its own word (a
  * switch of the allreduce's class leaves the allgather's plain). */
 static void test_agstore_choice(void **state)
 {
