@@ -12,7 +12,8 @@
  * Pipelined (larger): chunks of p slices.  Per chunk, (A) each rank copies
  * the slices of the others into its input buffer, (B) rank r reduces slice
  * r over all ranks in rank order (its own slice straight from its send
- * buffer) into its result buffer, (C) every rank that needs the result
+ * buffer) into its result buffer (2-rank allreduce: over the other rank's
+ * input slice, res_over_input), (C) every rank that needs the result
  * copies all result slices out.  Stages of consecutive chunks overlap
  * across nbuf buffers; each byte crosses between cores once each way.
  *
@@ -190,6 +191,22 @@ static chunk_t chunk_of(const ar_shm_state_t *S, const rcoll_coll_args_t *a, siz
     return c;
 }
 
+/* A 2-rank allreduce keeps each result slice where the reduction read the
+ * other rank's part of it: rank r reduces slice r into the other rank's
+ * input buffer (the lines it has just read from there, element for
+ * element), copies it into its receive buffer, and the other rank copies
+ * it out of its own input buffer.  No result buffer: the copy into it
+ * (lines the other rank read in their last use) was a quarter of the
+ * call's time (docs/shm.md, "Results over the inputs").  So a rank's
+ * input buffer holds the other rank's result until this rank has copied
+ * it out: stage A reuses it only after stage C.  Not with more ranks (not
+ * measured: this machine has 2 cores) nor for a reduce (its root reduces
+ * whole chunks). */
+static int res_over_input(const ar_shm_state_t *S)
+{
+    return S->root < 0 && S->op.sh->p == 2;
+}
+
 /* Stage A: my input slices for the other ranks into my buffer. */
 static int stage_in(rcoll_task_t *task, void *state)
 {
@@ -204,6 +221,9 @@ static int stage_in(rcoll_task_t *task, void *state)
             rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CHUNK + (uint32_t)ci);
             return 0;
         }
+    }
+    if (res_over_input(S) && ci >= S->pipe.done[2] + sh->ring) {
+        return 0;   /* the other's result of chunk ci - ring is still here (stage C) */
     }
     chunk_t c = chunk_of(S, &task->args, ci);
     const char *src = (const char *)task->args.sendbuf + c.off * c.es;
@@ -256,15 +276,18 @@ static int stage_reduce(rcoll_task_t *task, void *state)
      * other ranks in its last use; the kernel's vector stores fetch each
      * for ownership across cores (5.5 GB/s on this VM), while memcpy's
      * string stores write whole lines (30+ GB/s). */
-    int direct = reduces_direct(task, S);
-    char *out = direct ? (char *)a->recvbuf + (c.off + lo) * c.es : res;
+    int direct = reduces_direct(task, S), over = res_over_input(S);
+    char *mine_out = (char *)a->recvbuf + (c.off + lo) * c.es;
+    char *out = over ? rcoll__shm_in(sh, 1 - me, g) + lo * c.es : direct ? mine_out : res;
 #define SRC(_q) ((_q) == me ? mine : rcoll__shm_in(sh, (_q), g) + lo * c.es)
     if (len > 0) {
         rcoll_reduce_local3(out, SRC(0), SRC(1), len, a->dtype, a->op);
         for (int q = 2; q < p; q++) {
             rcoll_reduce_local(out, SRC(q), len, a->dtype, a->op);
         }
-        if (direct && S->root < 0) {
+        if (over) {
+            rcoll__shm_copy_out(sh->stream_min, mine_out, out, len * c.es, a->count * c.es);
+        } else if (direct && S->root < 0) {
             memcpy(res, out, len * c.es);   /* a reduce's root reads its own slice from out */
         }
     }
@@ -295,9 +318,12 @@ static int stage_out(rcoll_task_t *task, void *state)
            s < sh->p;
          S->cs++) {
         size_t lo = slice_lo(S, c.m, s, sh->p), hi = slice_lo(S, c.m, s + 1, sh->p);
-        if (s != sh->me || !reduces_direct(task, S)) {     /* direct: already there */
-            rcoll__shm_copy_out(sh->stream_min, dst + lo * c.es, rcoll__shm_res(sh, s, g),
-                                (hi - lo) * c.es, task->args.count * c.es);
+        int over = res_over_input(S);
+        if (s != sh->me || !(over || reduces_direct(task, S))) {   /* else already there */
+            const char *src = over ? rcoll__shm_in(sh, sh->me, g) + lo * c.es
+                                   : rcoll__shm_res(sh, s, g);
+            rcoll__shm_copy_out(sh->stream_min, dst + lo * c.es, src, (hi - lo) * c.es,
+                                task->args.count * c.es);
         }
         moved = 1;
     }
