@@ -184,6 +184,21 @@ static rcoll_status_t ag_large(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
     return rcoll__shm_pipe_drive(task, &S->op, &S->pipe, ag_stages, S);   /* own block: chunk_in */
 }
 
+/* A call on the single-copy path whose path is chosen at run time: the
+ * pages a try of two copies will touch (every rank's pipeline area, as
+ * ag_large), faulted in now, once per segment.  Else the try pays them,
+ * 5-25 us a page on a VM (shm_segment.c), in a call well into the timed
+ * ones: a stock OSU sweep's 128 KiB allgather took 80 us instead of 9. */
+static void fault_in_for_try(rcoll__shm_t *sh, size_t n)
+{
+    if (n <= rcoll__shm_copy_slot_max(sh)) {
+        return;                                 /* a try of the slots: no pipeline */
+    }
+    for (int q = 0; q < sh->p; q++) {
+        rcoll__shm_fault_in_pipe(sh, q);
+    }
+}
+
 static rcoll_status_t ag_shm_progress(rcoll_task_t *task)
 {
     ag_shm_state_t *S = rcoll_task_state(task, ag_shm_state_t);
@@ -206,6 +221,9 @@ static rcoll_status_t ag_shm_progress(rcoll_task_t *task)
         }
         S->path = cma ? 2 : 1;
         S->explore = explore;
+        if (cma && rcoll__shm_adapt_covers(sh, n)) {
+            fault_in_for_try(sh, n);
+        }
         if (!cma && n >= sh->agstore.min) {
             /* two copies: plain or streaming stores into the segment.  One
              * try at a time: a try of the two-copy path runs on the store

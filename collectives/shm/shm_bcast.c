@@ -236,6 +236,23 @@ static rcoll_status_t bc_large(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
     return rcoll__shm_pipe_drive(task, &S->op, &S->pipe, sh->me == root ? root_stages : leaf_stages, S);
 }
 
+/* A call on the single-copy path whose path is chosen at run time: the
+ * pages a try of two copies will touch, faulted in now (once per segment):
+ * this rank's pipeline area, and the root's if the ring reads all of it.
+ * Else the try pays them, 5-25 us a page on a VM (shm_segment.c), in one
+ * call well into the timed ones: 5-9 ms at 128 KiB-1 MiB on the Zen 5 VM,
+ * a stock OSU sweep's 128 KiB bcast 70 us instead of 7. */
+static void fault_in_for_try(rcoll__shm_t *sh, int root, size_t n)
+{
+    if (n <= rcoll__shm_copy_slot_max(sh)) {
+        return;                                 /* a try of the slots: no pipeline */
+    }
+    rcoll__shm_fault_in_pipe(sh, sh->me);
+    if (bc_chunk(sh, n) < sh->chunk) {
+        rcoll__shm_fault_in_pipe(sh, root);
+    }
+}
+
 static rcoll_status_t bc_shm_progress(rcoll_task_t *task)
 {
     bc_shm_state_t *S = rcoll_task_state(task, bc_shm_state_t);
@@ -256,6 +273,9 @@ static rcoll_status_t bc_shm_progress(rcoll_task_t *task)
         }
         S->path = cma ? 2 : 1;
         S->explore = explore;
+        if (cma && rcoll__shm_bpath_covers(sh, n)) {
+            fault_in_for_try(sh, task->args.root, n);
+        }
     }
     if (S->path == 2) {
         st = bc_cma(task, S, n);

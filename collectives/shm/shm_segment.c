@@ -233,7 +233,10 @@ void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbu
  * - a bcast root's pipeline area, read one byte per page by each reader of
  *   its first medium bcast from that root (the ring reads all of it);
  * - every rank's pipeline area, read so by every rank in its first
- *   pipelined allgather (each reads all of every other rank's).
+ *   pipelined allgather (each reads all of every other rank's);
+ * - the same areas in the first call on single copy of a bcast or
+ *   allgather whose path is chosen at run time: else its first try of two
+ *   copies, a few calls later and timed, pays them (5-9 ms in one call).
  *
  * Other readers stay lazy: an allreduce rank reads one slice of each
  * chunk, and touching every peer's area up front would cost p x the area.

@@ -368,6 +368,21 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
             }
         }
         check_op(f, o, r, p);
+        if (cma == 2 && (o->type == RCOLL_COLL_BCAST || o->type == RCOLL_COLL_ALLGATHER) &&
+            4 * o->count > rcoll__shm_copy_slot_max(sh[r])) {
+            /* a pipelined-size call whose path is chosen at run time, on
+             * either path, leaves this rank with the pipeline pages a try
+             * of two copies touches (its own area; the allgather's: every
+             * rank's) faulted in, so that no later call, timed, pays them
+             * (on a VM: milliseconds in one call) */
+            for (int q = 0; q < p; q++) {
+                if ((q == r || o->type == RCOLL_COLL_ALLGATHER) && !sh[r]->pipe_faulted[q]) {
+                    fail_msg("p %d seed %llu: rank %d op %d (%s of %zu bytes): pipeline area of "
+                             "rank %d not faulted in", p, (unsigned long long)seed, r, f->cur,
+                             o->type == RCOLL_COLL_BCAST ? "bcast" : "allgather", 4 * o->count, q);
+                }
+            }
+        }
         if (o->type == RCOLL_COLL_ALLREDUCE && o->dtype == RCOLL_FLOAT32) {
             fres[f->cur][r] = malloc(4 * o->count);
             assert_non_null(fres[f->cur][r]);
