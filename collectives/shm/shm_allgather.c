@@ -163,6 +163,15 @@ static rcoll_status_t ag_cma(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
 
 static const rcoll__shm_stage_fn ag_stages[] = { chunk_in, chunk_out };
 
+/* Every rank's pipeline area, mapped here in one go (each rank reads all
+ * of every other rank's in a pipelined allgather; once per segment). */
+static void fault_in_pipes(rcoll__shm_t *sh)
+{
+    for (int q = 0; q < sh->p; q++) {
+        rcoll__shm_fault_in_pipe(sh, q);
+    }
+}
+
 static rcoll_status_t ag_large(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
 {
     rcoll__shm_t *sh = S->op.sh;
@@ -176,27 +185,10 @@ static rcoll_status_t ag_large(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
          * untimed one, they made the run-time path choice time a try of
          * two copies at 13-15 us against 5.3 steady, and keep single copy,
          * 8 us, for the rest of the run) */
-        for (int q = 0; q < sh->p; q++) {
-            rcoll__shm_fault_in_pipe(sh, q);
-        }
+        fault_in_pipes(sh);
         task->phase = 1;
     }
     return rcoll__shm_pipe_drive(task, &S->op, &S->pipe, ag_stages, S);   /* own block: chunk_in */
-}
-
-/* A call on the single-copy path whose path is chosen at run time: the
- * pages a try of two copies will touch (every rank's pipeline area, as
- * ag_large), faulted in now, once per segment.  Else the try pays them,
- * 5-25 us a page on a VM (shm_segment.c), in a call well into the timed
- * ones: a stock OSU sweep's 128 KiB allgather took 80 us instead of 9. */
-static void fault_in_for_try(rcoll__shm_t *sh, size_t n)
-{
-    if (n <= rcoll__shm_copy_slot_max(sh)) {
-        return;                                 /* a try of the slots: no pipeline */
-    }
-    for (int q = 0; q < sh->p; q++) {
-        rcoll__shm_fault_in_pipe(sh, q);
-    }
 }
 
 static rcoll_status_t ag_shm_progress(rcoll_task_t *task)
@@ -221,8 +213,13 @@ static rcoll_status_t ag_shm_progress(rcoll_task_t *task)
         }
         S->path = cma ? 2 : 1;
         S->explore = explore;
-        if (cma && rcoll__shm_adapt_covers(sh, n)) {
-            fault_in_for_try(sh, n);
+        if (cma && n > rcoll__shm_copy_slot_max(sh) && rcoll__shm_adapt_covers(sh, n)) {
+            /* single copy, with a try of two copies to come: the pages
+             * that try will touch (as ag_large), faulted in now.  Else the
+             * try pays them, 5-25 us a page on a VM (shm_segment.c), in a
+             * call well into the timed ones: a stock OSU sweep's 128 KiB
+             * allgather took 80 us instead of 9. */
+            fault_in_pipes(sh);
         }
         if (!cma && n >= sh->agstore.min) {
             /* two copies: plain or streaming stores into the segment.  One

@@ -220,6 +220,15 @@ static size_t bc_chunk(const rcoll__shm_t *sh, size_t n)
     return sh->chunk;
 }
 
+/* A ring (pieces smaller than a chunk) reads all of the root's pipeline
+ * area: its pages mapped in one go, once per segment (shm_segment.c). */
+static void fault_in_ring(rcoll__shm_t *sh, int root, size_t chunk)
+{
+    if (chunk < sh->chunk) {
+        rcoll__shm_fault_in_pipe(sh, root);
+    }
+}
+
 static rcoll_status_t bc_large(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
 {
     rcoll__shm_t *sh = S->op.sh;
@@ -228,9 +237,7 @@ static rcoll_status_t bc_large(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
     if (task->phase == 0) {
         rcoll__shm_pipe_init(&S->pipe, sh, bc_chunk(sh, n), n, 1);
         S->pipe.reads = sh->me == root ? RCOLL__SHM_READS_NONE : root;
-        if (S->pipe.chunk < sh->chunk) {
-            rcoll__shm_fault_in_pipe(sh, root);   /* the ring reads all of it */
-        }
+        fault_in_ring(sh, root, S->pipe.chunk);
         task->phase = 1;
     }
     return rcoll__shm_pipe_drive(task, &S->op, &S->pipe, sh->me == root ? root_stages : leaf_stages, S);
@@ -247,10 +254,8 @@ static void fault_in_for_try(rcoll__shm_t *sh, int root, size_t n)
     if (n <= rcoll__shm_copy_slot_max(sh)) {
         return;                                 /* a try of the slots: no pipeline */
     }
-    rcoll__shm_fault_in_pipe(sh, sh->me);
-    if (bc_chunk(sh, n) < sh->chunk) {
-        rcoll__shm_fault_in_pipe(sh, root);
-    }
+    rcoll__shm_fault_in_pipe(sh, sh->me);      /* rcoll__shm_pipe_start's */
+    fault_in_ring(sh, root, bc_chunk(sh, n));
 }
 
 static rcoll_status_t bc_shm_progress(rcoll_task_t *task)
