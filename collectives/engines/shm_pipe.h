@@ -69,10 +69,12 @@ static inline uint64_t rcoll__shm_fill_id(uint64_t k, size_t pieces)
     return k << RCOLL__SHM_FILL_BITS | (uint64_t)pieces;
 }
 
-/* rcoll__shm_slot_write in pieces of `piece` bytes (a line multiple, n /
- * piece < 2^RCOLL__SHM_FILL_BITS), raising slot_fill after each. */
-static inline int rcoll__shm_slot_write_pieces(rcoll_task_t *task, const rcoll__shm_op_t *op,
-                                               const void *src, size_t n, size_t piece)
+/* rcoll__shm_slot_write_kind in pieces of `piece` bytes (a line multiple,
+ * n / piece < 2^RCOLL__SHM_FILL_BITS), raising slot_fill after each
+ * (streaming: each piece fenced before its flag). */
+static inline int rcoll__shm_slot_write_pieces_kind(rcoll_task_t *task, const rcoll__shm_op_t *op,
+                                                    const void *src, size_t n, size_t piece,
+                                                    int stream)
 {
     rcoll__shm_t *sh = op->sh;
     if (!rcoll__shm_slots_free(task, sh, op->k)) {
@@ -82,11 +84,22 @@ static inline int rcoll__shm_slot_write_pieces(rcoll_task_t *task, const rcoll__
     _Atomic uint64_t *fill = &rcoll__shm_ctl(sh, sh->me)->slot_fill.v;
     size_t j = 0;
     for (size_t off = 0; off < n; off += piece) {
-        memcpy(dst + off, (const char *)src + off, n - off < piece ? n - off : piece);
+        size_t len = n - off < piece ? n - off : piece;
+        if (stream) {
+            rcoll__shm_copy_stream(dst + off, (const char *)src + off, len);
+        } else {
+            memcpy(dst + off, (const char *)src + off, len);
+        }
         atomic_store_explicit(fill, rcoll__shm_fill_id(op->k, ++j), memory_order_release);
     }
     atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, op->k), op->word, memory_order_release);
     return 1;
+}
+
+static inline int rcoll__shm_slot_write_pieces(rcoll_task_t *task, const rcoll__shm_op_t *op,
+                                               const void *src, size_t n, size_t piece)
+{
+    return rcoll__shm_slot_write_pieces_kind(task, op, src, n, piece, 0);
 }
 
 /* Rank q's slot holds collective k with another signature: the ranks

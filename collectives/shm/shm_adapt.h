@@ -50,6 +50,7 @@ typedef struct {
     char             pad2[RCOLL__SHM_LINE - RCOLL__SHM_ADAPT_NENT * sizeof(uint64_t)];
     _Atomic uint64_t store;      /* RCOLL__SHM_STORE_ON | the flat allreduce's store choice */
     _Atomic uint64_t agstore;    /* RCOLL__SHM_STORE_ON | the allgather's store choice */
+    _Atomic uint64_t rstore;     /* RCOLL__SHM_STORE_ON | the reduce's store choice */
 } rcoll__shm_adapt_line_t;
 _Static_assert(RCOLL__SHM_ADAPT_OFFSET + sizeof(rcoll__shm_adapt_line_t) <= 4096, "header page");
 
@@ -166,7 +167,7 @@ void rcoll__shm_bpath_called(rcoll__shm_t *sh, uint64_t k, size_t n, int cma, in
 #define RCOLL__SHM_STORE_ON  (1ull << 63)   /* in `store`: rank 0 chooses (else: plain) */
 
 /* Set-up, every rank: its own RCOLL_SHM_ADAPT for the store choices, this
- * one, the two-copy allgather's and the small bcast's below (off: plain
+ * one, the two-copy allgather's, the reduce's and the small bcast's below (off: plain
  * stores only; random: a random choice per call, for tests); none while
  * the node's ranks outnumber its CPUs (a timing there measures the
  * scheduler). */
@@ -206,6 +207,31 @@ int rcoll__shm_agstore_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explo
 
 /* Rank 0: its allgather's time, from its choice to its return, in ns. */
 void rcoll__shm_agstore_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns);
+
+/*
+ * The reduce's copy of each non-root rank's vector into the segment
+ * (shm_reduction.c, vectors from RCOLL__SHM_RSTORE_MIN: its slot piece by
+ * piece, or chunk by chunk into its pipeline buffers): plain or streaming
+ * stores, per size class [2^(13+b), 2^(14+b)), chosen as the allgather's
+ * above (rank 0's call time: as the root, its wait for the others'
+ * vectors and its folds of them; else its own copy; streaming tried 1 in
+ * 512 while found 1.6x slower; the `rstore` word).  Why: the root folds
+ * the slots' lines out of their writers' caches, and each writer's next
+ * copy takes them back, a line transfer each way that some phases of a VM
+ * make ruinous (AMD EPYC Zen 4 VM, 2 ranks, 2026-12-06: plain 64 KiB
+ * 10.5-12.6 us, 34 in a slow phase, streaming 4.8-5.6 in both; 1 MiB
+ * 44-46 plain, 480-640 slow, 46-50 streaming; 4 MiB 189-208 plain, ~1900
+ * slow, 221-247 streaming; docs/shm.md "The reduce's stores into the
+ * segment").
+ */
+#define RCOLL__SHM_RSTORE_MIN (8 * 1024)
+
+/* 1 if collective k's n-byte reduce (n >= sh->rstore.min) copies into the
+ * segment with streaming stores; *explore: this is a try of the other kind. */
+int rcoll__shm_rstore_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore);
+
+/* Rank 0: its reduce's time, from its choice to its return, in ns. */
+void rcoll__shm_rstore_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns);
 
 /*
  * The small bcast root's copy into its slot (shm_bcast.c, blocks from

@@ -320,6 +320,8 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
             sh[r]->bstore.chaos = (seed + (uint64_t)r) * 2654435761u | 1;
             sh[r]->agstore.min = 1;                     /* so do the allgathers' slot writers */
             sh[r]->agstore.chaos = (seed + (uint64_t)r) * 0xD6E8FEB86659FD93ull | 1;
+            sh[r]->rstore.min = 1;                      /* and the reduces' writers, every path */
+            sh[r]->rstore.chaos = (seed + (uint64_t)r) * 0x94D049BB133111EBull | 1;
         }
     }
     make_script(script, p, sh[0]->chunk / 4, sh[0]->small_max / 4);
@@ -696,6 +698,53 @@ static void test_agstore_choice(void **state)
     rcoll__shm_agstore_sample(&sh0, 65536, 1, 1, 60000);
     assert_int_equal(sh0.agstore.changes, before);
     assert_true(sh0.agstore.want & RCOLL__SHM_RARE(5));    /* [64, 128) KiB: tried rarely */
+}
+
+/* The reduce's stores into the segment: classes from 8 KiB, its own word
+ * (rank 0's reduce switch is neither the allreduce's nor the allgather's),
+ * and streaming tried 1 call in 512 once found 1.6x slower, as the
+ * allgather's. */
+static void test_rstore_choice(void **state)
+{
+    (void)state;
+    check_store_choice(rcoll__shm_rstore_choose, rcoll__shm_rstore_sample,
+                       offsetof(rcoll__shm_t, rstore), 65536 /* [64, 128) KiB */, 8192);
+    static _Alignas(64) char page[4096];
+    rcoll__shm_t sh0, sh1;
+    int e;
+    memset(page, 0, sizeof(page));
+    memset(&sh0, 0, sizeof(sh0));
+    memset(&sh1, 0, sizeof(sh1));
+    sh0.base = sh1.base = page;
+    sh1.me = 1;
+    sh0.p = sh1.p = 2;
+    (void)rcoll__shm_rstore_choose(&sh0, 1, 16384, &e);
+    (void)rcoll__shm_store_choose(&sh0, 1, 16384, &e);
+    (void)rcoll__shm_agstore_choose(&sh0, 1, 16384, &e);
+    for (int i = 0; i < 8; i++) {
+        rcoll__shm_rstore_sample(&sh0, 16384, 0, 0, 30000);
+    }
+    rcoll__shm_rstore_sample(&sh0, 16384, 1, 1, 18000);
+    assert_int_equal(sh0.rstore.changes, 1);
+    for (uint64_t k = 2; k < 66; k++) {
+        int s = rcoll__shm_rstore_choose(&sh1, k, 16384, &e);
+        assert_int_equal(s, !e);       /* the reduce streams, */
+        s = rcoll__shm_store_choose(&sh1, k, 16384, &e);
+        assert_int_equal(s, e);        /* the allreduce and the allgather do not */
+        s = rcoll__shm_agstore_choose(&sh1, k, 16384, &e);
+        assert_int_equal(s, e);
+    }
+    for (int i = 0; i < 8; i++) {
+        rcoll__shm_rstore_sample(&sh0, 262144, 0, 0, 20000);
+    }
+    rcoll__shm_rstore_sample(&sh0, 262144, 1, 1, 40000);   /* streaming 2x slower */
+    uint64_t tries = 0, calls = 64 * 512;
+    for (uint64_t k = 100; k < 100 + calls; k++) {
+        int s = rcoll__shm_rstore_choose(&sh1, k, 262144, &e);
+        assert_int_equal(s, e);
+        tries += (uint64_t)e;
+    }
+    assert_true(tries > calls / 512 / 2 && tries < calls / 512 * 2);
 }
 
 /* The bcast's path choice (shm_adapt.h, "bpath"), 3 ranks: every rank
@@ -1538,6 +1587,7 @@ int main(void)
         cmocka_unit_test(test_adapt_mixed_sizes),
         cmocka_unit_test(test_store_choice),
         cmocka_unit_test(test_agstore_choice),
+        cmocka_unit_test(test_rstore_choice),
         cmocka_unit_test(test_bcast_store_choice),
         cmocka_unit_test(test_bcast_path_choice),
         cmocka_unit_test(test_cma_read_errors),
