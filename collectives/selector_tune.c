@@ -165,8 +165,12 @@ static rcoll_status_t tune_parse_model(tune_ctx_t *tc, char **tok, int ntok, rco
 /* ---- the shm single-copy sizes ---- */
 
 /* RCOLL_SHM_CMA=auto without a tune file line: what an A/B on the Intel
- * Xeon VM of issue 15 found (docs/shm.md "Single copy"): bcast 64 KiB-4 MiB
- * (with the root writing a share into each reader, both cores copy at
+ * Xeon VM of issue 15 found (docs/shm.md "Single copy"): bcast from 64 KiB
+ * (up to 4 MiB until 2026-12-06; above, the two-copy pipeline lost 1.5-2x
+ * on the AMD EPYC Zen 4 VM, 9x in its slow phase, and 1.2-1.3x on the
+ * Xeon's rcoll_tune of 2026-12-03; 15% ahead on one earlier VM only; with
+ * few calls of that size the run-time path choice has no time to
+ * correct a wrong start) (with the root writing a share into each reader, both cores copy at
  * once and beat the two-copy pipeline there; 32 KiB was even on the Xeon
  * and 3.5x slower single copy on the AMD EPYC Zen 5 VM, whose
  * process_vm_readv pays ~2 us before a byte moves), allgather blocks from
@@ -179,7 +183,7 @@ static const struct {
     const char *name;
     size_t      lo, hi;
 } tune_cma[RCOLL_TUNE_NCMA] = {
-    [RCOLL_TUNE_CMA_BCAST]     = { "cma_bcast",     64 * 1024, 4 * 1024 * 1024 },
+    [RCOLL_TUNE_CMA_BCAST]     = { "cma_bcast",     64 * 1024, SIZE_MAX },
     [RCOLL_TUNE_CMA_ALLGATHER] = { "cma_allgather", 24 * 1024, SIZE_MAX },
     [RCOLL_TUNE_CMA_REDUCE]    = { "cma_reduce",    SIZE_MAX,  0 },
 };

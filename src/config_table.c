@@ -48,7 +48,7 @@ static const rcoll_config_entry_t core_table[] = {
     { "SHM_CMA", "auto", "Single-copy shm bcast, allgather and reduce: peers read a buffer "
       "straight out of its owner's memory (process_vm_readv) instead of through the segment. "
       "auto: the sizes of the tune file's shm lines (rcoll_tune measures them; docs/tuning.md), "
-      "else the sizes measured on the Xeon and AMD VMs (bcast 64 KiB-4 MiB, allgather blocks from 24 KiB; "
+      "else the sizes measured on the Xeon and AMD VMs (bcast from 64 KiB, allgather blocks from 24 KiB; "
       "reduce never); not while the node's ranks outnumber its CPUs (docs/shm.md). on: at every "
       "size, off: never. Used only where the ranks of the "
       "communicator can read each other's memory (same user, ptrace rules: yama ptrace_scope 0, "
