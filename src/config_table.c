@@ -76,11 +76,11 @@ static const rcoll_config_entry_t core_table[] = {
       "or streaming stores into the segment (slot or pipeline), chosen by rank 0 (docs/shm.md, "
       "\"The allgather's stores into the segment\"). The reduce (from 8 KiB): plain or streaming "
       "stores into the segment (slot pieces or pipeline), chosen by rank 0 (docs/shm.md, \"The "
-      "reduce's stores into the segment\"). The store choices not while the node's ranks "
-      "outnumber its CPUs. auto: all six; off: the allgather's and the bcast's sizes fixed "
+      "reduce's stores into the segment\"); the reduce_scatter (inputs from 8 KiB) likewise. The store choices not while the node's ranks "
+      "outnumber its CPUs. auto: all seven; off: the allgather's and the bcast's sizes fixed "
       "(RCOLL_SHM_CMA=on fixes them too), plain stores; random: a test setting, the choices "
       "made at random. Rank 0's value counts for the allgather's path and stores, the "
-      "bcast's path, the allreduce and the reduce (a rank with off still keeps plain "
+      "bcast's path, the allreduce, the reduce and the reduce_scatter (a rank with off still keeps plain "
       "stores); set with rcoll_config_set, it applies to the segments set up afterwards",
       RCOLL_CONFIG_ENUM, F(shm_adapt), "auto|off|random", 1 },
     { "SHM_STREAM_MIN", "auto", "Receive-buffer size in bytes from which the shm collectives "

@@ -150,7 +150,7 @@ typedef struct {
 
 /* The flat allreduce's copy into its slot and the two-copy allgather's into
  * the segment: plain or streaming stores, rank 0's run-time choice per size
- * class (shm_adapt.h, "store", "agstore" and "rstore"). */
+ * class (shm_adapt.h, "store", "agstore", "rstore" and "rsstore"). */
 typedef struct {
     size_t   min;            /* vectors from min bytes choose; SIZE_MAX: none */
     uint32_t want;           /* rank 0: bit b: class b streams */
@@ -234,6 +234,7 @@ typedef struct rcoll__shm {
     rcoll__shm_store_t store;         /* the flat allreduce's store choice (shm_adapt.h) */
     rcoll__shm_store_t agstore;       /* the allgather's stores into the segment (shm_adapt.h) */
     rcoll__shm_store_t rstore;        /* the reduce's stores into the segment (shm_adapt.h) */
+    rcoll__shm_store_t rsstore;       /* the reduce_scatter's (shm_adapt.h) */
     rcoll__shm_bstore_t bstore;       /* the small bcast root's store choice (shm_adapt.h) */
 } rcoll__shm_t;
 

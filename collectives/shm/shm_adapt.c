@@ -346,6 +346,8 @@ void rcoll__shm_store_offer(rcoll__shm_t *sh, const char *mode, int oversubscrib
     sh->agstore.chaos = random ? pid * 0xD6E8FEB86659FD93ull | 1 : 0;
     sh->rstore.min = off ? SIZE_MAX : RCOLL__SHM_RSTORE_MIN;
     sh->rstore.chaos = random ? pid * 0x94D049BB133111EBull | 1 : 0;
+    sh->rsstore.min = off ? SIZE_MAX : RCOLL__SHM_RSSTORE_MIN;
+    sh->rsstore.chaos = random ? pid * 0xBF58476D1CE4E5B9ull | 1 : 0;
     sh->bstore.min = off ? SIZE_MAX : RCOLL__SHM_BSTORE_MIN;
     sh->bstore.chaos = random ? pid * 0xC2B2AE3D27D4EB4Full | 1 : 0;
 }
@@ -448,6 +450,19 @@ void rcoll__shm_rstore_sample(rcoll__shm_t *sh, size_t n, int stream, int explor
                  explore, ns, 1);
 }
 
+int rcoll__shm_rsstore_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore)
+{
+    return store_choose(sh, &sh->rsstore, &rcoll__shm_adapt_line(sh)->rsstore, k,
+                        rcoll__shm_size_class(n), explore);
+}
+
+void rcoll__shm_rsstore_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns)
+{
+    int b = rcoll__shm_size_class(n);
+    store_sample(sh, &sh->rsstore, &rcoll__shm_adapt_line(sh)->rsstore, b, 13 + b, n, stream,
+                 explore, ns, 1);
+}
+
 /* Per timed class: " 64 KiB: CHOICE[, other tried 1/512] (WAY0 us xN, WAY1
  * us xN);" into buf; its length. */
 static size_t classes(char *buf, size_t size, const double est[][2], const uint32_t nsamp[][2],
@@ -506,6 +521,13 @@ void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
         rcoll_debug("shm: communicator 0x%llx: reduce stores into the segment chosen at run time, "
                     "%llu changes; last choice and estimate per size class from:%s",
                     (unsigned long long)comm->id, (unsigned long long)st->changes, buf);
+    }
+    st = &sh->rsstore;
+    if (classes(buf, sizeof(buf), st->est, st->nsamp, st->want, store, store, 13) > 0) {
+        rcoll_debug("shm: communicator 0x%llx: reduce_scatter stores into the segment chosen at "
+                    "run time, %llu changes; last choice and estimate per size class (the whole "
+                    "input) from:%s", (unsigned long long)comm->id,
+                    (unsigned long long)st->changes, buf);
     }
     if (ad->started) {
         size_t len = classes(buf, sizeof(buf), ad->est, ad->nsamp, ad->bits, path, path_way, 13);

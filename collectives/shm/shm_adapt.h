@@ -51,6 +51,7 @@ typedef struct {
     _Atomic uint64_t store;      /* RCOLL__SHM_STORE_ON | the flat allreduce's store choice */
     _Atomic uint64_t agstore;    /* RCOLL__SHM_STORE_ON | the allgather's store choice */
     _Atomic uint64_t rstore;     /* RCOLL__SHM_STORE_ON | the reduce's store choice */
+    _Atomic uint64_t rsstore;    /* RCOLL__SHM_STORE_ON | the reduce_scatter's store choice */
 } rcoll__shm_adapt_line_t;
 _Static_assert(RCOLL__SHM_ADAPT_OFFSET + sizeof(rcoll__shm_adapt_line_t) <= 4096, "header page");
 
@@ -167,7 +168,7 @@ void rcoll__shm_bpath_called(rcoll__shm_t *sh, uint64_t k, size_t n, int cma, in
 #define RCOLL__SHM_STORE_ON  (1ull << 63)   /* in `store`: rank 0 chooses (else: plain) */
 
 /* Set-up, every rank: its own RCOLL_SHM_ADAPT for the store choices, this
- * one, the two-copy allgather's, the reduce's and the small bcast's below (off: plain
+ * one, the two-copy allgather's, the reduce's, the reduce_scatter's and the small bcast's below (off: plain
  * stores only; random: a random choice per call, for tests); none while
  * the node's ranks outnumber its CPUs (a timing there measures the
  * scheduler). */
@@ -232,6 +233,26 @@ int rcoll__shm_rstore_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explor
 
 /* Rank 0: its reduce's time, from its choice to its return, in ns. */
 void rcoll__shm_rstore_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns);
+
+/*
+ * The reduce_scatter's copy of each rank's input into the segment
+ * (shm_reduce_scatter.c, inputs of n = p blocks from RCOLL__SHM_RSSTORE_MIN
+ * bytes: its slot, or its pipeline buffers): chosen as the reduce's above,
+ * its own word `rsstore`, for the same reason: every rank folds the others'
+ * lines out of their caches and each writer takes them back in its next
+ * copy (AMD EPYC Zen 4 VM, 2 ranks, 2026-12-06, µs: 1 MiB input plain 46,
+ * 266-269 in a slow phase, streaming 44-53; 16 MiB 1115-1161, 4652-4824
+ * slow, 907-1502 streaming; docs/shm.md "The reduce's stores into the
+ * segment").
+ */
+#define RCOLL__SHM_RSSTORE_MIN (8 * 1024)
+
+/* 1 if collective k's reduce_scatter of an n-byte input (n >=
+ * sh->rsstore.min) copies into the segment with streaming stores. */
+int rcoll__shm_rsstore_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore);
+
+/* Rank 0: its reduce_scatter's time, from its choice to its return, in ns. */
+void rcoll__shm_rsstore_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns);
 
 /*
  * The small bcast root's copy into its slot (shm_bcast.c, blocks from

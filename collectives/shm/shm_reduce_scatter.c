@@ -25,12 +25,17 @@
 #include <string.h>
 #include "reduce.h"
 #include "shm.h"
+#include "shm_adapt.h"
 #include "engines/shm_pipe.h"
 
 typedef struct {
     rcoll__shm_op_t   op;
     rcoll__shm_pipe_t pipe;
     int               next;       /* small: next rank to fold in */
+    int               chosen;     /* the store kind below is chosen (shm_adapt.h, "rsstore") */
+    int               stream;     /* copy into the segment with streaming stores */
+    int               explore;    /* that is a try of the other kind */
+    uint64_t          t0;         /* rank 0: when it chose (0: not timed) */
 } rs_shm_state_t;
 RCOLL_ALG_STATE_CHECK(rs_shm_state_t);
 
@@ -56,7 +61,7 @@ static rcoll_status_t rs_small(rcoll_task_t *task, rs_shm_state_t *S, size_t b)
     size_t at = (size_t)me * b;
 
     if (task->phase == 0) {
-        if (!rcoll__shm_slot_write(task, &S->op, a->sendbuf, (size_t)p * b)) {
+        if (!rcoll__shm_slot_write_kind(task, &S->op, a->sendbuf, (size_t)p * b, S->stream)) {
             return RCOLL_INPROGRESS;
         }
         task->phase = 1;
@@ -110,7 +115,11 @@ static int stage_in(rcoll_task_t *task, void *state)
     const char *src = task->args.sendbuf;
     for (int q = 0; q < sh->p; q++) {
         if (q != me) {
-            memcpy(dst + (size_t)q * sh->slice, src + (size_t)q * b + off, len);
+            if (S->stream) {
+                rcoll__shm_copy_stream(dst + (size_t)q * sh->slice, src + (size_t)q * b + off, len);
+            } else {
+                memcpy(dst + (size_t)q * sh->slice, src + (size_t)q * b + off, len);
+            }
         }
     }
     rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->in_ready, &sh->in_ready[me], g);
@@ -170,9 +179,21 @@ static rcoll_status_t rs_shm_progress(rcoll_task_t *task)
     if (st != RCOLL_OK) {
         return st;
     }
-    size_t b = block_bytes(task);
-    int small = S->op.sh->p < 2 || (size_t)S->op.sh->p * b <= rcoll__shm_copy_slot_max(S->op.sh);
-    return small ? rs_small(task, S, b) : rs_large(task, S, b);
+    rcoll__shm_t *sh = S->op.sh;
+    size_t b = block_bytes(task), n = (size_t)sh->p * b;
+    if (!S->chosen && sh->p > 1 && n >= sh->rsstore.min) {
+        /* once per call, before any store; rank 0 times every try and one
+         * call in 8 else, from here to its return */
+        S->stream = rcoll__shm_rsstore_choose(sh, S->op.k, n, &S->explore);
+        S->t0 = sh->me == 0 && rcoll__shm_timed_k(S->op.k, S->explore) ? rcoll__shm_adapt_now() : 0;
+        S->chosen = 1;
+    }
+    int small = sh->p < 2 || n <= rcoll__shm_copy_slot_max(sh);
+    st = small ? rs_small(task, S, b) : rs_large(task, S, b);
+    if (st == RCOLL_OK && S->t0 != 0) {
+        rcoll__shm_rsstore_sample(sh, n, S->stream, S->explore, rcoll__shm_adapt_now() - S->t0);
+    }
+    return st;
 }
 
 static double rs_shm_cost(const rcoll_model_t *m, size_t bytes, int nranks, int ppn)

@@ -149,7 +149,7 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
         rcoll_selector_stream_min(comm->ctx, &tuned) > 0) {
         sh->stream_min = tuned;      /* measured by rcoll_tune (docs/tuning.md) */
     }
-    sh->store.min = sh->agstore.min = sh->rstore.min = sh->bstore.min = SIZE_MAX;
+    sh->store.min = sh->agstore.min = sh->rstore.min = sh->rsstore.min = sh->bstore.min = SIZE_MAX;
     if (comm->ctx != NULL) {
         rcoll__shm_store_offer(sh, rcoll_ctx_config(comm->ctx)->shm_adapt,
                                rcoll__shm_oversubscribed(sh));

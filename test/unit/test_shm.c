@@ -322,6 +322,8 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
             sh[r]->agstore.chaos = (seed + (uint64_t)r) * 0xD6E8FEB86659FD93ull | 1;
             sh[r]->rstore.min = 1;                      /* and the reduces' writers, every path */
             sh[r]->rstore.chaos = (seed + (uint64_t)r) * 0x94D049BB133111EBull | 1;
+            sh[r]->rsstore.min = 1;                     /* and the reduce_scatters' */
+            sh[r]->rsstore.chaos = (seed + (uint64_t)r) * 0xBF58476D1CE4E5B9ull | 1;
         }
     }
     make_script(script, p, sh[0]->chunk / 4, sh[0]->small_max / 4);
@@ -745,6 +747,36 @@ static void test_rstore_choice(void **state)
         tries += (uint64_t)e;
     }
     assert_true(tries > calls / 512 / 2 && tries < calls / 512 * 2);
+}
+
+/* The reduce_scatter's: classes of the whole input from 8 KiB, its own word. */
+static void test_rsstore_choice(void **state)
+{
+    (void)state;
+    check_store_choice(rcoll__shm_rsstore_choose, rcoll__shm_rsstore_sample,
+                       offsetof(rcoll__shm_t, rsstore), 1048576 /* [1, 2) MiB */, 8192);
+    static _Alignas(64) char page[4096];
+    rcoll__shm_t sh0, sh1;
+    int e;
+    memset(page, 0, sizeof(page));
+    memset(&sh0, 0, sizeof(sh0));
+    memset(&sh1, 0, sizeof(sh1));
+    sh0.base = sh1.base = page;
+    sh1.me = 1;
+    sh0.p = sh1.p = 2;
+    (void)rcoll__shm_rsstore_choose(&sh0, 1, 16384, &e);
+    (void)rcoll__shm_rstore_choose(&sh0, 1, 16384, &e);
+    for (int i = 0; i < 8; i++) {
+        rcoll__shm_rsstore_sample(&sh0, 16384, 0, 0, 30000);
+    }
+    rcoll__shm_rsstore_sample(&sh0, 16384, 1, 1, 18000);
+    assert_int_equal(sh0.rsstore.changes, 1);
+    for (uint64_t k = 2; k < 66; k++) {
+        int s = rcoll__shm_rsstore_choose(&sh1, k, 16384, &e);
+        assert_int_equal(s, !e);       /* the reduce_scatter streams, the reduce does not */
+        s = rcoll__shm_rstore_choose(&sh1, k, 16384, &e);
+        assert_int_equal(s, e);
+    }
 }
 
 /* The bcast's path choice (shm_adapt.h, "bpath"), 3 ranks: every rank
@@ -1588,6 +1620,7 @@ int main(void)
         cmocka_unit_test(test_store_choice),
         cmocka_unit_test(test_agstore_choice),
         cmocka_unit_test(test_rstore_choice),
+        cmocka_unit_test(test_rsstore_choice),
         cmocka_unit_test(test_bcast_store_choice),
         cmocka_unit_test(test_bcast_path_choice),
         cmocka_unit_test(test_cma_read_errors),
