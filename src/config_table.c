@@ -68,7 +68,7 @@ static const rcoll_config_entry_t core_table[] = {
       "tune file's shm cma_allgather line). The bcast (from 32 KiB): the same choice of "
       "path, made by rank 0 from the ranks' mean time in each call and starting from the "
       "bcast's single-copy sizes (docs/shm.md, \"The bcast's path, chosen at run time\"). "
-      "The flat allreduce (from 16 KiB): plain or "
+      "The flat allreduce (from 2 KiB): plain or "
       "streaming stores into the segment, chosen by rank 0 (docs/shm.md, \"Streaming copy-in, "
       "chosen at run time\"). The small bcast (from 2 KiB): each root's plain or streaming "
       "stores into its slot, from its own copy time plus its leaves' (docs/shm.md, \"The "

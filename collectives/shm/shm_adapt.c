@@ -414,13 +414,13 @@ static void store_sample(rcoll__shm_t *sh, rcoll__shm_store_t *st, _Atomic uint6
 int rcoll__shm_store_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore)
 {
     return store_choose(sh, &sh->store, &rcoll__shm_adapt_line(sh)->store, k,
-                        rcoll__shm_size_class(n), explore);
+                        rcoll__shm_size_class_from(n, 11), explore);
 }
 
 void rcoll__shm_store_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns)
 {
-    int b = rcoll__shm_size_class(n);
-    store_sample(sh, &sh->store, &rcoll__shm_adapt_line(sh)->store, b, 13 + b, n, stream,
+    int b = rcoll__shm_size_class_from(n, 11);
+    store_sample(sh, &sh->store, &rcoll__shm_adapt_line(sh)->store, b, 11 + b, n, stream,
                  explore, ns, 0);
 }
 
@@ -505,7 +505,7 @@ void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
     if (sh->me != 0) {
         return;
     }
-    if (classes(buf, sizeof(buf), st->est, st->nsamp, st->want, store, store, 13) > 0) {
+    if (classes(buf, sizeof(buf), st->est, st->nsamp, st->want, store, store, 11) > 0) {
         rcoll_debug("shm: communicator 0x%llx: flat allreduce copy-in stores chosen at run time, "
                     "%llu changes; last choice and estimate per size class from:%s",
                     (unsigned long long)comm->id, (unsigned long long)st->changes, buf);

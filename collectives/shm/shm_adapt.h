@@ -157,14 +157,17 @@ void rcoll__shm_bpath_called(rcoll__shm_t *sh, uint64_t k, size_t n, int cma, in
  * A rank's store kind changes how fast the others fold, not the bytes, so
  * the ranks need no agreement for correctness, but a rank's own time
  * measures the others' choice: rank 0 decides for all with the estimator
- * above (its calls timed, the other kind tried one call in 64 by the hash
+ * above (per size class [2^(11+b), 2^(12+b)) from 2 KiB, 16 KiB until
+ * 2026-12-06: the Zen 4 VM's slow phase made 2-12 KB 3-4x slower with plain
+ * stores; every try and one call in 8 timed, as the allgather's, since two
+ * clock reads are 1-3% of a 2-4 KiB call; the other kind tried one call in 64 by the hash
  * of k, the same on every rank, so all try together; never 1 in 512: a
  * wrong switch must be undone soon) and publishes its
  * choice in the header page's `store` word; the others read it at the
  * start of each call (a stale word costs speed for a call, nothing else).
  * A class's first timed call is not counted (page faults).
  */
-#define RCOLL__SHM_STORE_MIN (16 * 1024)
+#define RCOLL__SHM_STORE_MIN (2 * 1024)
 #define RCOLL__SHM_STORE_ON  (1ull << 63)   /* in `store`: rank 0 chooses (else: plain) */
 
 /* Set-up, every rank: its own RCOLL_SHM_ADAPT for the store choices, this

@@ -98,7 +98,8 @@ static rcoll_status_t red_small_pieced(rcoll_task_t *task, ar_shm_state_t *S, si
 
 /* This rank's vector into its slot: plain stores, or from sh->store.min
  * on in an allreduce, plain or streaming as rank 0 chooses at run time
- * (shm_adapt.h), rank 0 timing the call from here to its return.  0 while
+ * (shm_adapt.h), rank 0 timing the call from here to its return (every
+ * try, one call in 8 else).  0 while
  * some rank is not through k - 2. */
 static int copy_in(rcoll_task_t *task, ar_shm_state_t *S, size_t n, int root)
 {
@@ -106,7 +107,7 @@ static int copy_in(rcoll_task_t *task, ar_shm_state_t *S, size_t n, int root)
 
     if (root < 0 && n >= sh->store.min && !S->chosen) {
         S->stream = rcoll__shm_store_choose(sh, S->op.k, n, &S->explore);
-        S->t0 = sh->me == 0 ? rcoll__shm_adapt_now() : 0;
+        S->t0 = sh->me == 0 && rcoll__shm_timed_k(S->op.k, S->explore) ? rcoll__shm_adapt_now() : 0;
         S->chosen = 1;
     }
     return rcoll__shm_slot_write_kind(task, &S->op, task->args.sendbuf, n, S->stream);
