@@ -4,6 +4,7 @@
  * for the same collective.  The protocol is in shm_adapt.h; docs/shm.md,
  * "Adaptive single copy", has the measurements behind it.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -437,30 +438,39 @@ void rcoll__shm_agstore_sample(rcoll__shm_t *sh, size_t n, int stream, int explo
                  explore, ns, 1);
 }
 
+/* The reduce's and the reduce_scatter's: classes from 8 KiB, streaming
+ * tried rarely once found slow (as the allgather's). */
+static int red_choose(rcoll__shm_t *sh, rcoll__shm_store_t *st, _Atomic uint64_t *word,
+                      uint64_t k, size_t n, int *explore)
+{
+    return store_choose(sh, st, word, k, rcoll__shm_size_class(n), explore);
+}
+
+static void red_sample(rcoll__shm_t *sh, rcoll__shm_store_t *st, _Atomic uint64_t *word, size_t n,
+                       int stream, int explore, uint64_t ns)
+{
+    int b = rcoll__shm_size_class(n);
+    store_sample(sh, st, word, b, 13 + b, n, stream, explore, ns, 1);
+}
+
 int rcoll__shm_rstore_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore)
 {
-    return store_choose(sh, &sh->rstore, &rcoll__shm_adapt_line(sh)->rstore, k,
-                        rcoll__shm_size_class(n), explore);
+    return red_choose(sh, &sh->rstore, &rcoll__shm_adapt_line(sh)->rstore, k, n, explore);
 }
 
 void rcoll__shm_rstore_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns)
 {
-    int b = rcoll__shm_size_class(n);
-    store_sample(sh, &sh->rstore, &rcoll__shm_adapt_line(sh)->rstore, b, 13 + b, n, stream,
-                 explore, ns, 1);
+    red_sample(sh, &sh->rstore, &rcoll__shm_adapt_line(sh)->rstore, n, stream, explore, ns);
 }
 
 int rcoll__shm_rsstore_choose(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore)
 {
-    return store_choose(sh, &sh->rsstore, &rcoll__shm_adapt_line(sh)->rsstore, k,
-                        rcoll__shm_size_class(n), explore);
+    return red_choose(sh, &sh->rsstore, &rcoll__shm_adapt_line(sh)->rsstore, k, n, explore);
 }
 
 void rcoll__shm_rsstore_sample(rcoll__shm_t *sh, size_t n, int stream, int explore, uint64_t ns)
 {
-    int b = rcoll__shm_size_class(n);
-    store_sample(sh, &sh->rsstore, &rcoll__shm_adapt_line(sh)->rsstore, b, 13 + b, n, stream,
-                 explore, ns, 1);
+    red_sample(sh, &sh->rsstore, &rcoll__shm_adapt_line(sh)->rsstore, n, stream, explore, ns);
 }
 
 /* Per timed class: " 64 KiB: CHOICE[, other tried 1/512] (WAY0 us xN, WAY1
@@ -505,29 +515,25 @@ void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
     if (sh->me != 0) {
         return;
     }
-    if (classes(buf, sizeof(buf), st->est, st->nsamp, st->want, store, store, 11) > 0) {
-        rcoll_debug("shm: communicator 0x%llx: flat allreduce copy-in stores chosen at run time, "
-                    "%llu changes; last choice and estimate per size class from:%s",
-                    (unsigned long long)comm->id, (unsigned long long)st->changes, buf);
-    }
-    st = &sh->agstore;
-    if (classes(buf, sizeof(buf), st->est, st->nsamp, st->want, store, store, 11) > 0) {
-        rcoll_debug("shm: communicator 0x%llx: allgather stores into the segment chosen at run time, "
-                    "%llu changes; last choice and estimate per size class from:%s",
-                    (unsigned long long)comm->id, (unsigned long long)st->changes, buf);
-    }
-    st = &sh->rstore;
-    if (classes(buf, sizeof(buf), st->est, st->nsamp, st->want, store, store, 13) > 0) {
-        rcoll_debug("shm: communicator 0x%llx: reduce stores into the segment chosen at run time, "
-                    "%llu changes; last choice and estimate per size class from:%s",
-                    (unsigned long long)comm->id, (unsigned long long)st->changes, buf);
-    }
-    st = &sh->rsstore;
-    if (classes(buf, sizeof(buf), st->est, st->nsamp, st->want, store, store, 13) > 0) {
-        rcoll_debug("shm: communicator 0x%llx: reduce_scatter stores into the segment chosen at "
-                    "run time, %llu changes; last choice and estimate per size class (the whole "
-                    "input) from:%s", (unsigned long long)comm->id,
-                    (unsigned long long)st->changes, buf);
+    static const struct {
+        size_t      off;       /* the chooser in rcoll__shm_t */
+        int         least;     /* log2 of its smallest class */
+        const char *what;
+    } stores[] = {
+        { offsetof(rcoll__shm_t, store), 11, "flat allreduce copy-in stores" },
+        { offsetof(rcoll__shm_t, agstore), 11, "allgather stores into the segment" },
+        { offsetof(rcoll__shm_t, rstore), 13, "reduce stores into the segment" },
+        { offsetof(rcoll__shm_t, rsstore), 13, "reduce_scatter stores into the segment (classes "
+                                               "of the whole input)" },
+    };
+    for (size_t i = 0; i < sizeof(stores) / sizeof(stores[0]); i++) {
+        st = (const rcoll__shm_store_t *)(const void *)((const char *)sh + stores[i].off);
+        if (classes(buf, sizeof(buf), st->est, st->nsamp, st->want, store, store,
+                    stores[i].least) > 0) {
+            rcoll_debug("shm: communicator 0x%llx: %s chosen at run time, %llu changes; last "
+                        "choice and estimate per size class from:%s", (unsigned long long)comm->id,
+                        stores[i].what, (unsigned long long)st->changes, buf);
+        }
     }
     if (ad->started) {
         size_t len = classes(buf, sizeof(buf), ad->est, ad->nsamp, ad->bits, path, path_way, 13);

@@ -621,6 +621,46 @@ static void check_store_choice(store_choose_fn choose, store_sample_fn sample, s
     assert_int_equal(st1->changes, 0);
 }
 
+/* Two ranks' private state over one header page (zeroed). */
+static void two_ranks(rcoll__shm_t *sh0, rcoll__shm_t *sh1, char *page)
+{
+    memset(page, 0, 4096);
+    memset(sh0, 0, sizeof(*sh0));
+    memset(sh1, 0, sizeof(*sh1));
+    sh0->base = sh1->base = page;
+    sh1->me = 1;
+    sh0->p = sh1->p = 2;
+}
+
+/* The words apart: rank 0 switches the 16 KiB class of `switched` to
+ * streaming (its store at store_off); rank 1 then streams there, except on
+ * tries, and stays plain on the `nother` other choices. */
+static void check_words_apart(store_choose_fn switched, store_sample_fn sample, size_t store_off,
+                              const store_choose_fn *other, int nother)
+{
+    static _Alignas(64) char page[4096];
+    rcoll__shm_t sh0, sh1;
+    int e;
+    two_ranks(&sh0, &sh1, page);
+    (void)switched(&sh0, 1, 16384, &e);
+    for (int i = 0; i < nother; i++) {
+        (void)other[i](&sh0, 1, 16384, &e);
+    }
+    for (int i = 0; i < 8; i++) {
+        sample(&sh0, 16384, 0, 0, 30000);
+    }
+    sample(&sh0, 16384, 1, 1, 18000);
+    assert_int_equal(((const rcoll__shm_store_t *)(const void *)((const char *)&sh0 + store_off))->changes, 1);
+    for (uint64_t k = 2; k < 66; k++) {
+        int s = switched(&sh1, k, 16384, &e);
+        assert_int_equal(s, !e);
+        for (int i = 0; i < nother; i++) {
+            s = other[i](&sh1, k, 16384, &e);
+            assert_int_equal(s, e);
+        }
+    }
+}
+
 /* The flat allreduce's copy-in. */
 static void test_store_choice(void **state)
 {
@@ -637,28 +677,15 @@ static void test_agstore_choice(void **state)
     check_store_choice(rcoll__shm_agstore_choose, rcoll__shm_agstore_sample,
                        offsetof(rcoll__shm_t, agstore), 4096 /* [4, 8) KiB */, 2048);
     /* the words apart: rank 0's allreduce switch is not the allgather's */
+    static const store_choose_fn ag[] = { rcoll__shm_agstore_choose };
+    check_words_apart(rcoll__shm_store_choose, rcoll__shm_store_sample,
+                      offsetof(rcoll__shm_t, store), ag, 1);
     static _Alignas(64) char page[4096];
     rcoll__shm_t sh0, sh1;
     int e;
-    memset(page, 0, sizeof(page));
-    memset(&sh0, 0, sizeof(sh0));
-    memset(&sh1, 0, sizeof(sh1));
-    sh0.base = sh1.base = page;
-    sh1.me = 1;
-    sh0.p = sh1.p = 2;
-    (void)rcoll__shm_store_choose(&sh0, 1, 16384, &e);
+    two_ranks(&sh0, &sh1, page);
+    (void)rcoll__shm_store_choose(&sh0, 1, 16384, &e);     /* rank 0 publishes both words */
     (void)rcoll__shm_agstore_choose(&sh0, 1, 16384, &e);
-    for (int i = 0; i < 8; i++) {
-        rcoll__shm_store_sample(&sh0, 16384, 0, 0, 30000);
-    }
-    rcoll__shm_store_sample(&sh0, 16384, 1, 1, 18000);
-    assert_int_equal(sh0.store.changes, 1);
-    for (uint64_t k = 2; k < 66; k++) {
-        int s = rcoll__shm_store_choose(&sh1, k, 16384, &e);
-        assert_int_equal(s, !e);
-        s = rcoll__shm_agstore_choose(&sh1, k, 16384, &e);
-        assert_int_equal(s, e);
-    }
     /* streaming found 2x slower on plain stores (a fast phase): the
      * allgather tries it 1 call in 512 from then on (rank 1 too, from the
      * word), the allreduce still 1 in 64; back to 1 in 64 once a try is
@@ -711,31 +738,14 @@ static void test_rstore_choice(void **state)
     (void)state;
     check_store_choice(rcoll__shm_rstore_choose, rcoll__shm_rstore_sample,
                        offsetof(rcoll__shm_t, rstore), 65536 /* [64, 128) KiB */, 8192);
+    static const store_choose_fn others[] = { rcoll__shm_store_choose, rcoll__shm_agstore_choose };
+    check_words_apart(rcoll__shm_rstore_choose, rcoll__shm_rstore_sample,
+                      offsetof(rcoll__shm_t, rstore), others, 2);
     static _Alignas(64) char page[4096];
     rcoll__shm_t sh0, sh1;
     int e;
-    memset(page, 0, sizeof(page));
-    memset(&sh0, 0, sizeof(sh0));
-    memset(&sh1, 0, sizeof(sh1));
-    sh0.base = sh1.base = page;
-    sh1.me = 1;
-    sh0.p = sh1.p = 2;
-    (void)rcoll__shm_rstore_choose(&sh0, 1, 16384, &e);
-    (void)rcoll__shm_store_choose(&sh0, 1, 16384, &e);
-    (void)rcoll__shm_agstore_choose(&sh0, 1, 16384, &e);
-    for (int i = 0; i < 8; i++) {
-        rcoll__shm_rstore_sample(&sh0, 16384, 0, 0, 30000);
-    }
-    rcoll__shm_rstore_sample(&sh0, 16384, 1, 1, 18000);
-    assert_int_equal(sh0.rstore.changes, 1);
-    for (uint64_t k = 2; k < 66; k++) {
-        int s = rcoll__shm_rstore_choose(&sh1, k, 16384, &e);
-        assert_int_equal(s, !e);       /* the reduce streams, */
-        s = rcoll__shm_store_choose(&sh1, k, 16384, &e);
-        assert_int_equal(s, e);        /* the allreduce and the allgather do not */
-        s = rcoll__shm_agstore_choose(&sh1, k, 16384, &e);
-        assert_int_equal(s, e);
-    }
+    two_ranks(&sh0, &sh1, page);
+    (void)rcoll__shm_rstore_choose(&sh0, 1, 262144, &e);   /* rank 0 publishes its word */
     for (int i = 0; i < 8; i++) {
         rcoll__shm_rstore_sample(&sh0, 262144, 0, 0, 20000);
     }
@@ -755,28 +765,9 @@ static void test_rsstore_choice(void **state)
     (void)state;
     check_store_choice(rcoll__shm_rsstore_choose, rcoll__shm_rsstore_sample,
                        offsetof(rcoll__shm_t, rsstore), 1048576 /* [1, 2) MiB */, 8192);
-    static _Alignas(64) char page[4096];
-    rcoll__shm_t sh0, sh1;
-    int e;
-    memset(page, 0, sizeof(page));
-    memset(&sh0, 0, sizeof(sh0));
-    memset(&sh1, 0, sizeof(sh1));
-    sh0.base = sh1.base = page;
-    sh1.me = 1;
-    sh0.p = sh1.p = 2;
-    (void)rcoll__shm_rsstore_choose(&sh0, 1, 16384, &e);
-    (void)rcoll__shm_rstore_choose(&sh0, 1, 16384, &e);
-    for (int i = 0; i < 8; i++) {
-        rcoll__shm_rsstore_sample(&sh0, 16384, 0, 0, 30000);
-    }
-    rcoll__shm_rsstore_sample(&sh0, 16384, 1, 1, 18000);
-    assert_int_equal(sh0.rsstore.changes, 1);
-    for (uint64_t k = 2; k < 66; k++) {
-        int s = rcoll__shm_rsstore_choose(&sh1, k, 16384, &e);
-        assert_int_equal(s, !e);       /* the reduce_scatter streams, the reduce does not */
-        s = rcoll__shm_rstore_choose(&sh1, k, 16384, &e);
-        assert_int_equal(s, e);
-    }
+    static const store_choose_fn others[] = { rcoll__shm_rstore_choose };
+    check_words_apart(rcoll__shm_rsstore_choose, rcoll__shm_rsstore_sample,
+                      offsetof(rcoll__shm_t, rsstore), others, 1);
 }
 
 /* The bcast's path choice (shm_adapt.h, "bpath"), 3 ranks: every rank
