@@ -40,12 +40,7 @@ static inline int rcoll__shm_slot_write_kind(rcoll_task_t *task, const rcoll__sh
     if (!rcoll__shm_slots_free(task, sh, op->k)) {
         return 0;
     }
-    void *dst = rcoll__shm_slot_data(sh, sh->me, op->k, n);
-    if (stream) {
-        rcoll__shm_copy_stream(dst, src, n);
-    } else {
-        memcpy(dst, src, n);
-    }
+    rcoll__shm_copy_kind(rcoll__shm_slot_data(sh, sh->me, op->k, n), src, n, stream);
     atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, op->k), op->word, memory_order_release);
     return 1;
 }
@@ -84,12 +79,8 @@ static inline int rcoll__shm_slot_write_pieces_kind(rcoll_task_t *task, const rc
     _Atomic uint64_t *fill = &rcoll__shm_ctl(sh, sh->me)->slot_fill.v;
     size_t j = 0;
     for (size_t off = 0; off < n; off += piece) {
-        size_t len = n - off < piece ? n - off : piece;
-        if (stream) {
-            rcoll__shm_copy_stream(dst + off, (const char *)src + off, len);
-        } else {
-            memcpy(dst + off, (const char *)src + off, len);
-        }
+        rcoll__shm_copy_kind(dst + off, (const char *)src + off, n - off < piece ? n - off : piece,
+                             stream);
         atomic_store_explicit(fill, rcoll__shm_fill_id(op->k, ++j), memory_order_release);
     }
     atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, op->k), op->word, memory_order_release);

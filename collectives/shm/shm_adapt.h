@@ -351,4 +351,36 @@ void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh);
 /* Monotonic nanoseconds (rank 0's timing). */
 uint64_t rcoll__shm_adapt_now(void);
 
+/* One call's store kind under a rank-0 store chooser (the flat allreduce's,
+ * the reduce's, the reduce_scatter's): chosen once, before the call's first
+ * store; rank 0 times every try and one call in 8 else, from the choice to
+ * the call's end (rcoll__shm_store_call_end). */
+typedef struct {
+    uint64_t t0;         /* rank 0: when it chose (0: not timed) */
+    int      chosen;     /* the kind below is chosen */
+    int      stream;     /* copy into the segment with streaming stores */
+    int      explore;    /* that is a try of the other kind */
+} rcoll__shm_store_call_t;
+
+typedef int (*rcoll__shm_store_choose_fn)(rcoll__shm_t *sh, uint64_t k, size_t n, int *explore);
+typedef void (*rcoll__shm_store_sample_fn)(rcoll__shm_t *sh, size_t n, int stream, int explore,
+                                           uint64_t ns);
+
+static inline void rcoll__shm_store_call_begin(rcoll__shm_t *sh, rcoll__shm_store_call_t *c,
+                                               uint64_t k, size_t n,
+                                               rcoll__shm_store_choose_fn choose)
+{
+    c->stream = choose(sh, k, n, &c->explore);
+    c->t0 = sh->me == 0 && rcoll__shm_timed_k(k, c->explore) ? rcoll__shm_adapt_now() : 0;
+    c->chosen = 1;
+}
+
+static inline void rcoll__shm_store_call_end(rcoll__shm_t *sh, const rcoll__shm_store_call_t *c,
+                                             size_t n, rcoll__shm_store_sample_fn sample)
+{
+    if (c->t0 != 0) {
+        sample(sh, n, c->stream, c->explore, rcoll__shm_adapt_now() - c->t0);
+    }
+}
+
 #endif

@@ -39,6 +39,17 @@ size_t rcoll__shm_stream_min(const rcoll_config_t *cfg);
  * has none. */
 void rcoll__shm_copy_stream(void *dst, const void *src, size_t len);
 
+/* Copy len bytes into the segment with streaming stores (fenced) where
+ * `stream`, else memcpy: a store kind chosen at run time (shm_adapt.h). */
+static inline void rcoll__shm_copy_kind(void *dst, const void *src, size_t len, int stream)
+{
+    if (stream) {
+        rcoll__shm_copy_stream(dst, src, len);
+    } else {
+        memcpy(dst, src, len);
+    }
+}
+
 /* Copy len bytes into a receive buffer of `total` bytes: streaming from
  * stream_min on, else memcpy. */
 static inline void rcoll__shm_copy_out(size_t stream_min, void *dst, const void *src,

@@ -473,11 +473,7 @@ int rcoll__shm_put_chunk_kind(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, 
     if (!rcoll__shm_piece_free(task, sh, g, c)) {
         return 0;
     }
-    if (stream) {
-        rcoll__shm_copy_stream(rcoll__shm_in(sh, me, g), src, len);   /* fenced */
-    } else {
-        memcpy(rcoll__shm_in(sh, me, g), src, len);
-    }
+    rcoll__shm_copy_kind(rcoll__shm_in(sh, me, g), src, len, stream);   /* fenced */
     rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->in_ready, &sh->in_ready[me], g);
     return 1;
 }

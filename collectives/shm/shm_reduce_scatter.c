@@ -32,10 +32,7 @@ typedef struct {
     rcoll__shm_op_t   op;
     rcoll__shm_pipe_t pipe;
     int               next;       /* small: next rank to fold in */
-    int               chosen;     /* the store kind below is chosen (shm_adapt.h, "rsstore") */
-    int               stream;     /* copy into the segment with streaming stores */
-    int               explore;    /* that is a try of the other kind */
-    uint64_t          t0;         /* rank 0: when it chose (0: not timed) */
+    rcoll__shm_store_call_t store;   /* the store kind into the segment (shm_adapt.h, "rsstore") */
 } rs_shm_state_t;
 RCOLL_ALG_STATE_CHECK(rs_shm_state_t);
 
@@ -61,7 +58,7 @@ static rcoll_status_t rs_small(rcoll_task_t *task, rs_shm_state_t *S, size_t b)
     size_t at = (size_t)me * b;
 
     if (task->phase == 0) {
-        if (!rcoll__shm_slot_write_kind(task, &S->op, a->sendbuf, (size_t)p * b, S->stream)) {
+        if (!rcoll__shm_slot_write_kind(task, &S->op, a->sendbuf, (size_t)p * b, S->store.stream)) {
             return RCOLL_INPROGRESS;
         }
         task->phase = 1;
@@ -115,11 +112,8 @@ static int stage_in(rcoll_task_t *task, void *state)
     const char *src = task->args.sendbuf;
     for (int q = 0; q < sh->p; q++) {
         if (q != me) {
-            if (S->stream) {
-                rcoll__shm_copy_stream(dst + (size_t)q * sh->slice, src + (size_t)q * b + off, len);
-            } else {
-                memcpy(dst + (size_t)q * sh->slice, src + (size_t)q * b + off, len);
-            }
+            rcoll__shm_copy_kind(dst + (size_t)q * sh->slice, src + (size_t)q * b + off, len,
+                                 S->store.stream);
         }
     }
     rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->in_ready, &sh->in_ready[me], g);
@@ -181,17 +175,13 @@ static rcoll_status_t rs_shm_progress(rcoll_task_t *task)
     }
     rcoll__shm_t *sh = S->op.sh;
     size_t b = block_bytes(task), n = (size_t)sh->p * b;
-    if (!S->chosen && sh->p > 1 && n >= sh->rsstore.min) {
-        /* once per call, before any store; rank 0 times every try and one
-         * call in 8 else, from here to its return */
-        S->stream = rcoll__shm_rsstore_choose(sh, S->op.k, n, &S->explore);
-        S->t0 = sh->me == 0 && rcoll__shm_timed_k(S->op.k, S->explore) ? rcoll__shm_adapt_now() : 0;
-        S->chosen = 1;
+    if (!S->store.chosen && sh->p > 1 && n >= sh->rsstore.min) {
+        rcoll__shm_store_call_begin(sh, &S->store, S->op.k, n, rcoll__shm_rsstore_choose);
     }
     int small = sh->p < 2 || n <= rcoll__shm_copy_slot_max(sh);
     st = small ? rs_small(task, S, b) : rs_large(task, S, b);
-    if (st == RCOLL_OK && S->t0 != 0) {
-        rcoll__shm_rsstore_sample(sh, n, S->stream, S->explore, rcoll__shm_adapt_now() - S->t0);
+    if (st == RCOLL_OK) {
+        rcoll__shm_store_call_end(sh, &S->store, n, rcoll__shm_rsstore_sample);
     }
     return st;
 }

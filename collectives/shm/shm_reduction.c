@@ -48,7 +48,7 @@ static rcoll_status_t red_small_pieced(rcoll_task_t *task, ar_shm_state_t *S, si
 
     if (task->phase == PH_START) {
         if (me != root) {
-            if (!rcoll__shm_slot_write_pieces_kind(task, &S->op, a->sendbuf, n, piece, S->stream)) {
+            if (!rcoll__shm_slot_write_pieces_kind(task, &S->op, a->sendbuf, n, piece, S->store.stream)) {
                 return RCOLL_INPROGRESS;
             }
             rcoll__shm_leave(task, &S->op);
@@ -105,12 +105,10 @@ static int copy_in(rcoll_task_t *task, ar_shm_state_t *S, size_t n, int root)
 {
     rcoll__shm_t *sh = S->op.sh;
 
-    if (root < 0 && n >= sh->store.min && !S->chosen) {
-        S->stream = rcoll__shm_store_choose(sh, S->op.k, n, &S->explore);
-        S->t0 = sh->me == 0 && rcoll__shm_timed_k(S->op.k, S->explore) ? rcoll__shm_adapt_now() : 0;
-        S->chosen = 1;
+    if (root < 0 && n >= sh->store.min && !S->store.chosen) {
+        rcoll__shm_store_call_begin(sh, &S->store, S->op.k, n, rcoll__shm_store_choose);
     }
-    return rcoll__shm_slot_write_kind(task, &S->op, task->args.sendbuf, n, S->stream);
+    return rcoll__shm_slot_write_kind(task, &S->op, task->args.sendbuf, n, S->store.stream);
 }
 
 static rcoll_status_t ar_small(rcoll_task_t *task, ar_shm_state_t *S, size_t n, int root)
@@ -149,8 +147,8 @@ static rcoll_status_t ar_small(rcoll_task_t *task, ar_shm_state_t *S, size_t n, 
         }
     }
 #undef SRC
-    if (S->t0 != 0 && root < 0) {   /* a reduce's: rcoll__shm_reduce_progress */
-        rcoll__shm_store_sample(sh, n, S->stream, S->explore, rcoll__shm_adapt_now() - S->t0);
+    if (root < 0) {   /* a reduce's: rcoll__shm_reduce_progress */
+        rcoll__shm_store_call_end(sh, &S->store, n, rcoll__shm_store_sample);
     }
     rcoll__shm_leave(task, &S->op);
     return RCOLL_OK;
@@ -230,13 +228,9 @@ static int stage_in(rcoll_task_t *task, void *state)
     const char *src = (const char *)task->args.sendbuf + c.off * c.es;
     char *dst = rcoll__shm_in(sh, me, g);
     size_t lo = slice_lo(S, c.m, me, sh->p), hi = slice_lo(S, c.m, me + 1, sh->p);
-    if (S->root >= 0 && S->stream) {   /* a reduce's choice (rcoll__shm_reduce_progress) */
-        rcoll__shm_copy_stream(dst, src, lo * c.es);
-        rcoll__shm_copy_stream(dst + hi * c.es, src + hi * c.es, (c.m - hi) * c.es);
-    } else {
-        memcpy(dst, src, lo * c.es);
-        memcpy(dst + hi * c.es, src + hi * c.es, (c.m - hi) * c.es);
-    }
+    int stream = S->root >= 0 && S->store.stream;   /* a reduce's choice (rcoll__shm_reduce_progress) */
+    rcoll__shm_copy_kind(dst, src, lo * c.es, stream);
+    rcoll__shm_copy_kind(dst + hi * c.es, src + hi * c.es, (c.m - hi) * c.es, stream);
     rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->in_ready, &sh->in_ready[me], g);
     S->pipe.done[0]++;
     return 1;
@@ -372,40 +366,22 @@ static rcoll_status_t ar_large(rcoll_task_t *task, ar_shm_state_t *S, int root)
     return rcoll__shm_pipe_drive(task, &S->op, &S->pipe, red_stages, S);
 }
 
-/* A reduce's stores into the segment, plain or streaming (shm_adapt.h,
- * "rstore"): chosen once per call, before any of them; rank 0 times the
- * call from there to its return on every try and one call in 8 else (as
- * the allgather: two clock reads are 1-2% of an 8 KiB reduce). */
-static rcoll_status_t reduce_timed(rcoll_task_t *task, ar_shm_state_t *S, size_t n, int root,
-                                   rcoll_status_t (*run)(rcoll_task_t *, ar_shm_state_t *, size_t,
-                                                         int))
-{
-    rcoll__shm_t *sh = S->op.sh;
-
-    if (!S->chosen && n >= sh->rstore.min) {
-        S->stream = rcoll__shm_rstore_choose(sh, S->op.k, n, &S->explore);
-        S->t0 = sh->me == 0 && rcoll__shm_timed_k(S->op.k, S->explore) ? rcoll__shm_adapt_now() : 0;
-        S->chosen = 1;
-    }
-    rcoll_status_t st = run(task, S, n, root);
-    if (st == RCOLL_OK && S->t0 != 0) {
-        rcoll__shm_rstore_sample(sh, n, S->stream, S->explore, rcoll__shm_adapt_now() - S->t0);
-    }
-    return st;
-}
-
-static rcoll_status_t ar_large_n(rcoll_task_t *task, ar_shm_state_t *S, size_t n, int root)
-{
-    (void)n;
-    return ar_large(task, S, root);
-}
-
 rcoll_status_t rcoll__shm_reduce_progress(rcoll_task_t *task, rcoll__shm_red_t *S, int root)
 {
+    rcoll__shm_t *sh = S->op.sh;
     size_t n = task->args.count * rcoll_datatype_size(task->args.dtype);
-    rcoll_status_t (*run)(rcoll_task_t *, ar_shm_state_t *, size_t, int) =
-        !rcoll__shm_flat(S->op.sh, n)                        ? ar_large_n
-        : root >= 0 && n >= S->op.sh->red_pieced_min ? red_small_pieced
-                                                             : ar_small;
-    return root >= 0 ? reduce_timed(task, S, n, root, run) : run(task, S, n, root);
+
+    /* a reduce's stores into the segment, plain or streaming (shm_adapt.h,
+     * "rstore"; the flat allreduce chooses in copy_in) */
+    int reduce = root >= 0;
+    if (reduce && !S->store.chosen && n >= sh->rstore.min) {
+        rcoll__shm_store_call_begin(sh, &S->store, S->op.k, n, rcoll__shm_rstore_choose);
+    }
+    rcoll_status_t st = !rcoll__shm_flat(sh, n)                ? ar_large(task, S, root)
+                      : reduce && n >= sh->red_pieced_min ? red_small_pieced(task, S, n, root)
+                                                               : ar_small(task, S, n, root);
+    if (reduce && st == RCOLL_OK) {
+        rcoll__shm_store_call_end(sh, &S->store, n, rcoll__shm_rstore_sample);
+    }
+    return st;
 }

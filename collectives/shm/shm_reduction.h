@@ -7,6 +7,7 @@
 #define RCOLL_SHM_REDUCTION_H
 
 #include "shm.h"
+#include "shm_adapt.h"
 #include "engines/shm_pipe.h"
 
 typedef struct {
@@ -15,10 +16,7 @@ typedef struct {
     int               cs;         /* pipelined: next slice to copy out of chunk done[2] */
     int               root;       /* -1: allreduce */
     rcoll__shm_pipe_t pipe;       /* stages: copy in, reduce, copy out */
-    uint64_t          t0;         /* flat, rank 0: when its copy-in began (0: not timed) */
-    int               chosen;     /* flat: the store kind below is chosen */
-    int               stream;     /* flat: copy in with streaming stores */
-    int               explore;    /* flat: that is the 1-in-64 try */
+    rcoll__shm_store_call_t store;   /* the copy-in's store kind: a flat allreduce's, a reduce's */
 } rcoll__shm_red_t;
 
 /* Allreduce (root < 0) or reduce to root, once rcoll__shm_enter said OK. */

@@ -573,11 +573,8 @@ static void test_adapt_mixed_sizes(void **state)
  * published), both take the 1-in-64 try on the same calls, and rank 0
  * switches class n to streaming once a try is 15% faster; n_other (another
  * class) stays plain. */
-typedef int (*store_choose_fn)(rcoll__shm_t *, uint64_t, size_t, int *);
-typedef void (*store_sample_fn)(rcoll__shm_t *, size_t, int, int, uint64_t);
-
-static void check_store_choice(store_choose_fn choose, store_sample_fn sample, size_t store_off,
-                               size_t n, size_t n_other)
+static void check_store_choice(rcoll__shm_store_choose_fn choose, rcoll__shm_store_sample_fn sample,
+                               size_t store_off, size_t n, size_t n_other)
 {
     static _Alignas(64) char page[4096];
     rcoll__shm_t sh0, sh1;
@@ -635,8 +632,8 @@ static void two_ranks(rcoll__shm_t *sh0, rcoll__shm_t *sh1, char *page)
 /* The words apart: rank 0 switches the 16 KiB class of `switched` to
  * streaming (its store at store_off); rank 1 then streams there, except on
  * tries, and stays plain on the `nother` other choices. */
-static void check_words_apart(store_choose_fn switched, store_sample_fn sample, size_t store_off,
-                              const store_choose_fn *other, int nother)
+static void check_words_apart(rcoll__shm_store_choose_fn switched, rcoll__shm_store_sample_fn sample,
+                              size_t store_off, const rcoll__shm_store_choose_fn *other, int nother)
 {
     static _Alignas(64) char page[4096];
     rcoll__shm_t sh0, sh1;
@@ -677,7 +674,7 @@ static void test_agstore_choice(void **state)
     check_store_choice(rcoll__shm_agstore_choose, rcoll__shm_agstore_sample,
                        offsetof(rcoll__shm_t, agstore), 4096 /* [4, 8) KiB */, 2048);
     /* the words apart: rank 0's allreduce switch is not the allgather's */
-    static const store_choose_fn ag[] = { rcoll__shm_agstore_choose };
+    static const rcoll__shm_store_choose_fn ag[] = { rcoll__shm_agstore_choose };
     check_words_apart(rcoll__shm_store_choose, rcoll__shm_store_sample,
                       offsetof(rcoll__shm_t, store), ag, 1);
     static _Alignas(64) char page[4096];
@@ -738,7 +735,7 @@ static void test_rstore_choice(void **state)
     (void)state;
     check_store_choice(rcoll__shm_rstore_choose, rcoll__shm_rstore_sample,
                        offsetof(rcoll__shm_t, rstore), 65536 /* [64, 128) KiB */, 8192);
-    static const store_choose_fn others[] = { rcoll__shm_store_choose, rcoll__shm_agstore_choose };
+    static const rcoll__shm_store_choose_fn others[] = { rcoll__shm_store_choose, rcoll__shm_agstore_choose };
     check_words_apart(rcoll__shm_rstore_choose, rcoll__shm_rstore_sample,
                       offsetof(rcoll__shm_t, rstore), others, 2);
     static _Alignas(64) char page[4096];
@@ -765,7 +762,7 @@ static void test_rsstore_choice(void **state)
     (void)state;
     check_store_choice(rcoll__shm_rsstore_choose, rcoll__shm_rsstore_sample,
                        offsetof(rcoll__shm_t, rsstore), 1048576 /* [1, 2) MiB */, 8192);
-    static const store_choose_fn others[] = { rcoll__shm_rstore_choose };
+    static const rcoll__shm_store_choose_fn others[] = { rcoll__shm_rstore_choose };
     check_words_apart(rcoll__shm_rsstore_choose, rcoll__shm_rsstore_sample,
                       offsetof(rcoll__shm_t, rsstore), others, 1);
 }
