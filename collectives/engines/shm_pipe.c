@@ -15,13 +15,13 @@ void rcoll__shm_slot_mismatch(rcoll_task_t *task, rcoll__shm_op_t *op, int q, ui
 }
 
 void rcoll__shm_pipe_init(rcoll__shm_pipe_t *P, rcoll__shm_t *sh, size_t chunk, size_t nbytes,
-                          int nstages)
+                          int nstages, int over_all)
 {
     memset(P, 0, sizeof(*P));
     P->chunk = chunk;
     P->nchunks = (nbytes + chunk - 1) / chunk;
     P->nstages = nstages;
-    P->g0 = rcoll__shm_pipe_start(sh, chunk, P->nchunks);
+    P->g0 = rcoll__shm_pipe_start(sh, chunk, P->nchunks, over_all);
     P->reads = RCOLL__SHM_READS_ALL;
 }
 

@@ -195,9 +195,9 @@ typedef struct rcoll__shm_pipe {
 typedef int (*rcoll__shm_stage_fn)(rcoll_task_t *task, void *state);
 
 /* Cut nbytes into chunks of `chunk` bytes (the input pieces, see
- * rcoll__shm_pipe_start) and take their ids. */
+ * rcoll__shm_pipe_start, over_all there) and take their ids. */
 void rcoll__shm_pipe_init(rcoll__shm_pipe_t *P, rcoll__shm_t *sh, size_t chunk, size_t nbytes,
-                          int nstages);
+                          int nstages, int over_all);
 
 /* Bytes [*off, *off + return) of chunk c of an nbytes-long buffer. */
 static inline size_t rcoll__shm_pipe_part(const rcoll__shm_pipe_t *P, size_t c, size_t nbytes,

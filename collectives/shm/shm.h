@@ -21,6 +21,8 @@
  *                 at byte 64 (line-aligned copies)
  *   nbuf inputs   pipeline chunks (chunk bytes each)
  *   nbuf results  one slice each (slice bytes)
+ *   (room)        to at least pipe_min bytes from the inputs on: a bcast's
+ *                 ring runs over all of it (rcoll__shm_bc_ring_bytes)
  * Chunk ids are global to the communicator and only grow, so every flag
  * test is "value >= id" and never confuses two collectives.
  */
@@ -67,6 +69,18 @@
 #define RCOLL__SHM_SLOT_BUDGET (8u << 20)
 #define RCOLL__SHM_SLOT_MIN    (4 * 1024)
 #define RCOLL__SHM_PIPE_BUDGET (48u << 20)
+/* A bcast's ring runs over a rank's whole pipeline area, which is at least
+ * four times this core's L2 cache (sysconf; 1 MiB where unknown) and at
+ * most RCOLL__SHM_BC_RING_MAX, and so that the rings of all ranks together
+ * stay within RCOLL__SHM_BC_RING_BUDGET (rcoll__shm_bc_ring_bytes): the root
+ * then rewrites a piece only after the reader's L2 has let its lines go.
+ * With a ring of one L2 (2 ranks' 4 x 256 KiB input buffers, 1 MiB L2) the
+ * root's copy-in wrote over lines the reader still held: a 2-rank two-copy
+ * bcast of 1 MiB took 52-66 us with plain copies out, 118-148 streaming
+ * them, against 40-42 with 4 MiB (2 MiB: 45-49; 8 MiB: 42-45; docs/shm.md,
+ * "The bcast's ring"). */
+#define RCOLL__SHM_BC_RING_MAX    (8u << 20)
+#define RCOLL__SHM_BC_RING_BUDGET (24u << 20)
 
 /* Diagnostic steps (task->wait_step) of the shm algorithms. */
 #define RCOLL__SHM_STEP_SLOT    1u   /* waiting for a peer to finish reading my slot */
@@ -205,6 +219,8 @@ typedef struct rcoll__shm {
      * may overlap any earlier one). */
     size_t    piece, res_stride;
     uint64_t  ring, fence;
+    int       over_all;   /* the cut runs over the whole pipeline area (a bcast's) */
+    size_t    pipe_min;   /* set-up: the least pipeline area per rank (rcoll__shm_layout) */
     int       setup_next;    /* set-up: peers whose message is posted */
     int       fd;            /* rank 0 during set-up: the (unlinked) segment's fd, else -1 */
     char      name[RCOLL__SHM_NAME_MAX];   /* also the set-up message: "/proc/<pid>/fd/<fd> <token>" */
@@ -329,9 +345,10 @@ int rcoll__shm_slots_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t k);
  * or less than a chunk for a medium bcast): cut the input buffers into
  * pieces of that size (fencing off every earlier chunk if the cut changes)
  * and return the id of its first chunk.  m chunks to a piece cut the
- * result buffers into nbuf / m of m slices each; pieces smaller than a
- * chunk run on over the result buffers (a bcast has no results). */
-uint64_t rcoll__shm_pipe_start(rcoll__shm_t *sh, size_t piece, size_t nchunks);
+ * result buffers into nbuf / m of m slices each.  over_all (a bcast, which
+ * has no results; pieces smaller than a chunk always): the pieces run on
+ * over the whole pipeline area, results and all (rcoll__shm_pipe_bytes). */
+uint64_t rcoll__shm_pipe_start(rcoll__shm_t *sh, size_t piece, size_t nchunks, int over_all);
 
 /* 1 once every other rank is through the chunk that used this rank's input
  * piece of chunk g before (out_done), so it may be rewritten; else 0, with
@@ -474,8 +491,32 @@ static inline size_t rcoll__shm_pipe_offset(const rcoll__shm_t *sh)
     return sizeof(rcoll__shm_ctl_t) + 2 * sh->slot_stride;
 }
 
+/* A rank's pipeline area: its input and result buffers, and up to the
+ * end of its region (rcoll__shm_layout's pipe_min, page rounding). */
+static inline size_t rcoll__shm_pipe_bytes(const rcoll__shm_t *sh)
+{
+    return sh->rank_stride - rcoll__shm_pipe_offset(sh);
+}
+
+/* The least pipeline area per rank for p ranks and an L2 cache of l2 bytes
+ * (0: not known, taken as 1 MiB): 4 x l2, at most RCOLL__SHM_BC_RING_MAX
+ * and RCOLL__SHM_BC_RING_BUDGET / p, a line multiple. */
+static inline size_t rcoll__shm_bc_ring_bytes(int p, size_t l2)
+{
+    size_t want = 4 * (l2 > 0 ? l2 : (size_t)1 << 20);
+    size_t cap = RCOLL__SHM_BC_RING_BUDGET / (size_t)(p < 1 ? 1 : p);
+    if (want > RCOLL__SHM_BC_RING_MAX) {
+        want = RCOLL__SHM_BC_RING_MAX;
+    }
+    if (want > cap) {
+        want = cap;
+    }
+    return want / RCOLL__SHM_LINE * RCOLL__SHM_LINE;
+}
+
 /* Chunk g's input piece: g mod ring of the pieces the input buffers are cut
- * into now (nbuf chunks, unless a medium bcast cut them smaller). */
+ * into now (nbuf chunks, unless a medium bcast cut them smaller, or a
+ * bcast's ring runs over the whole pipeline area). */
 static inline char *rcoll__shm_in(const rcoll__shm_t *sh, int r, uint64_t g)
 {
     return rcoll__shm_region(sh, r) + rcoll__shm_pipe_offset(sh) + (size_t)(g % sh->ring) * sh->piece;

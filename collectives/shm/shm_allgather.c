@@ -177,7 +177,7 @@ static rcoll_status_t ag_large(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
     rcoll__shm_t *sh = S->op.sh;
 
     if (task->phase == 0) {
-        rcoll__shm_pipe_init(&S->pipe, sh, sh->chunk, n, 2);
+        rcoll__shm_pipe_init(&S->pipe, sh, sh->chunk, n, 2, 0);
         /* every rank reads all of every other rank's pipeline area: its
          * pages mapped here in this call, not one buffer per call over the
          * next nbuf calls (each page fault of a fresh mapping costs

@@ -8,9 +8,12 @@
  * this rank is in a bcast) and wait for the root's and copy out.  The root rewrites that slot (collective k + 2)
  * only after every rank has finished k.
  *
- * Large buffers: a pipeline over chunks.  The root copies chunk c into its
- * input buffer c mod nbuf and raises in_ready; the others copy it out and
- * raise out_done, which lets the root reuse the buffer nbuf chunks later.
+ * Large buffers: a pipeline over chunks.  The root copies chunk c into
+ * piece c mod ring of its pipeline area and raises in_ready; the others
+ * copy it out and raise out_done, which lets the root reuse the piece ring
+ * chunks later.  The pieces run over the whole area (input and result
+ * buffers, at least four times the L2: RCOLL__SHM_BC_RING_MAX in shm.h), so the
+ * root rewrites a piece only after the reader's L2 has let it go.
  *
  * Waits: step 1 a slot still being read, step 2 the root's data, step
  * 16 + c chunk c (task->wait_peer names the rank).
@@ -220,13 +223,11 @@ static size_t bc_chunk(const rcoll__shm_t *sh, size_t n)
     return sh->chunk;
 }
 
-/* A ring (pieces smaller than a chunk) reads all of the root's pipeline
- * area: its pages mapped in one go, once per segment (shm_segment.c). */
-static void fault_in_ring(rcoll__shm_t *sh, int root, size_t chunk)
+/* The ring reads all of the root's pipeline area: its pages mapped in one
+ * go, once per segment (shm_segment.c). */
+static void fault_in_ring(rcoll__shm_t *sh, int root)
 {
-    if (chunk < sh->chunk) {
-        rcoll__shm_fault_in_pipe(sh, root);
-    }
+    rcoll__shm_fault_in_pipe(sh, root);
 }
 
 static rcoll_status_t bc_large(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
@@ -235,9 +236,9 @@ static rcoll_status_t bc_large(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
     int root = task->args.root;
 
     if (task->phase == 0) {
-        rcoll__shm_pipe_init(&S->pipe, sh, bc_chunk(sh, n), n, 1);
+        rcoll__shm_pipe_init(&S->pipe, sh, bc_chunk(sh, n), n, 1, 1);
         S->pipe.reads = sh->me == root ? RCOLL__SHM_READS_NONE : root;
-        fault_in_ring(sh, root, S->pipe.chunk);
+        fault_in_ring(sh, root);
         task->phase = 1;
     }
     return rcoll__shm_pipe_drive(task, &S->op, &S->pipe, sh->me == root ? root_stages : leaf_stages, S);
@@ -255,7 +256,7 @@ static void fault_in_for_try(rcoll__shm_t *sh, int root, size_t n)
         return;                                 /* a try of the slots: no pipeline */
     }
     rcoll__shm_fault_in_pipe(sh, sh->me);      /* rcoll__shm_pipe_start's */
-    fault_in_ring(sh, root, bc_chunk(sh, n));
+    fault_in_ring(sh, root);
 }
 
 static rcoll_status_t bc_shm_progress(rcoll_task_t *task)

@@ -432,19 +432,22 @@ int rcoll__shm_slots_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t k)
     return 1;
 }
 
-uint64_t rcoll__shm_pipe_start(rcoll__shm_t *sh, size_t piece, size_t nchunks)
+uint64_t rcoll__shm_pipe_start(rcoll__shm_t *sh, size_t piece, size_t nchunks, int over_all)
 {
     rcoll__shm_fault_in_pipe(sh, sh->me);
-    if (piece != sh->piece) {
+    size_t m = piece / sh->chunk;
+    over_all = over_all || piece % sh->chunk != 0 || m < 1 || (size_t)sh->nbuf % m != 0;
+    if (piece != sh->piece || over_all != sh->over_all) {
         sh->fence = sh->chunk_next - 1;
         sh->piece = piece;
-        size_t m = piece / sh->chunk;
-        if (piece % sh->chunk == 0 && m >= 1 && (size_t)sh->nbuf % m == 0) {
+        sh->over_all = over_all;
+        if (!over_all) {
             sh->ring = (uint64_t)((size_t)sh->nbuf / m);    /* whole chunks, m to a piece */
             sh->res_stride = m * sh->slice;
         } else {
-            /* smaller pieces run on over the result buffers, which follow */
-            sh->ring = (uint64_t)((size_t)sh->nbuf * (sh->chunk + sh->slice) / piece);
+            /* the pieces run on over the result buffers, which follow, to
+             * the end of the area */
+            sh->ring = (uint64_t)(rcoll__shm_pipe_bytes(sh) / piece);
             sh->res_stride = 0;
         }
     }

@@ -160,7 +160,7 @@ static rcoll_status_t rs_large(rcoll_task_t *task, rs_shm_state_t *S, size_t b)
     if (task->phase == 0) {
         /* chunk c carries sub-block c of all p blocks: p slices = sh->chunk */
         size_t nchunks = (b + sh->slice - 1) / sh->slice;
-        rcoll__shm_pipe_init(&S->pipe, sh, sh->chunk, nchunks * sh->chunk, 2);
+        rcoll__shm_pipe_init(&S->pipe, sh, sh->chunk, nchunks * sh->chunk, 2, 0);
         task->phase = 1;
     }
     return rcoll__shm_pipe_drive(task, &S->op, &S->pipe, rs_stages, S);

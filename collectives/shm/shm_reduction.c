@@ -359,7 +359,7 @@ static rcoll_status_t ar_large(rcoll_task_t *task, ar_shm_state_t *S, int root)
     if (task->phase == PH_START) {
         size_t es = rcoll_datatype_size(task->args.dtype);
         /* whole elements per chunk: sh->chunk is a multiple of every esize */
-        rcoll__shm_pipe_init(&S->pipe, sh, red_piece(sh, root), task->args.count * es, 3);
+        rcoll__shm_pipe_init(&S->pipe, sh, red_piece(sh, root), task->args.count * es, 3, 0);
         S->root = root;
         task->phase = PH_GATHER;
     }

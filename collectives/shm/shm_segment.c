@@ -165,6 +165,7 @@ static void cut_whole_chunks(rcoll__shm_t *sh)
     sh->piece = sh->chunk;
     sh->res_stride = sh->slice;
     sh->ring = (uint64_t)sh->nbuf;
+    sh->over_all = 0;
 }
 
 static void geometry_from(rcoll__shm_t *sh, const shm_header_t *h)
@@ -209,8 +210,11 @@ void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbu
     sh->chunk = slice * (size_t)p;
     sh->nbuf = nbuf < 2 ? 2 : nbuf;
     cut_whole_chunks(sh);
-    sh->rank_stride = round_up(sizeof(rcoll__shm_ctl_t) + 2 * sh->slot_stride +
-                               (size_t)sh->nbuf * (sh->chunk + sh->slice), 4096);
+    size_t pipe = (size_t)sh->nbuf * (sh->chunk + sh->slice);
+    if (pipe < sh->pipe_min) {
+        pipe = sh->pipe_min;                  /* a bcast's ring (rcoll__shm_bc_ring_bytes) */
+    }
+    sh->rank_stride = round_up(sizeof(rcoll__shm_ctl_t) + 2 * sh->slot_stride + pipe, 4096);
     sh->size = 4096 + (size_t)p * sh->rank_stride;
 }
 
@@ -264,6 +268,7 @@ void rcoll__shm_fault_in_pipe(rcoll__shm_t *sh, int r)
 /* The geometry for sh->p ranks (docs/shm.md, "Memory"). */
 void rcoll__shm_default_layout(rcoll__shm_t *sh)
 {
+    sh->pipe_min = rcoll__shm_bc_ring_bytes(sh->p, rcoll_l2_bytes());
     rcoll__shm_layout(sh, rcoll__shm_slot_size(sh->p), rcoll__shm_slice_size(sh->p, RCOLL__SHM_NBUF),
                       RCOLL__SHM_NBUF);
 }

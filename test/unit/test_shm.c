@@ -278,7 +278,14 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
          * 2-rank allreduces move pair pieces (two chunks to a piece, in
          * half as many input and result buffers) and the cut changes
          * between them and every other pipelined collective */
-        rcoll__shm_layout(sh[r], 256, 4096, seed & 2 ? 4 : 2);
+        /* for a quarter of the seeds a pipeline area larger than the
+         * buffers and not a whole number of chunks (a bcast's ring,
+         * rcoll__shm_bc_ring_bytes), which the bcasts' pieces run over */
+        int nbuf = seed & 2 ? 4 : 2;
+        if ((seed & 12) == 4) {
+            sh[r]->pipe_min = 2 * (size_t)nbuf * ((size_t)p + 1) * 4096 + 3 * RCOLL__SHM_LINE;
+        }
+        rcoll__shm_layout(sh[r], 256, 4096, nbuf);
         /* medium bcasts cut the buffers into pieces smaller than a chunk
          * (1 KiB, ring of 8 (p + 1)), so that switching between the two
          * cuts (the fence) happens often */
@@ -1266,8 +1273,16 @@ static void test_memory_bound(void **state)
             slice = (48u << 20) / ((size_t)p * (size_t)p * 4);
         }
         slice = slice / 64 * 64 < 64 ? 64 : slice / 64 * 64;
+        /* a bcast's ring: 4 L2 caches (1 MiB if not known), at most 8 MiB
+         * and 24 MiB / p */
+        size_t ring = 4 * (rcoll_l2_bytes() > 0 ? rcoll_l2_bytes() : (size_t)1 << 20);
+        ring = ring > (8u << 20) ? (8u << 20) : ring;
+        ring = ring > (24u << 20) / (size_t)p ? (24u << 20) / (size_t)p : ring;
+        ring = ring / 64 * 64;
+        size_t pipe = 4 * ((size_t)p + 1) * slice;
+        pipe = pipe < ring ? ring : pipe;
         /* 4 flag lines, cma_read, slot_fill, bc_read, bc_call, the ident line */
-        size_t stride = (576 + 2 * (64 + slot) + 4 * ((size_t)p + 1) * slice + 4095) / 4096 * 4096;
+        size_t stride = (576 + 2 * (64 + slot) + pipe + 4095) / 4096 * 4096;
         assert_int_equal(sh->small_max, slot);
         assert_int_equal(sh->slice, slice);
         assert_int_equal(sh->size, 4096 + (size_t)p * stride);
@@ -1286,6 +1301,62 @@ static void test_memory_bound(void **state)
         free(sh->fin);
         free(sh);
     }
+}
+
+/* The bcast's ring: four L2 caches within its caps, whatever this
+ * machine's L2 (rcoll__shm_bc_ring_bytes). */
+static void test_bc_ring_bytes(void **state)
+{
+    (void)state;
+    assert_int_equal(rcoll__shm_bc_ring_bytes(2, 0), 4u << 20);            /* L2 unknown: 1 MiB */
+    assert_int_equal(rcoll__shm_bc_ring_bytes(2, 1u << 20), 4u << 20);
+    assert_int_equal(rcoll__shm_bc_ring_bytes(2, 1280u << 10), 5u << 20);  /* 1.25 MiB L2 */
+    assert_int_equal(rcoll__shm_bc_ring_bytes(2, 4u << 20), RCOLL__SHM_BC_RING_MAX);
+    assert_int_equal(rcoll__shm_bc_ring_bytes(8, 1u << 20), 3u << 20);     /* 24 MiB / 8 */
+    assert_int_equal(rcoll__shm_bc_ring_bytes(1000, 1u << 20), (24u << 20) / 1000 / 64 * 64);
+    assert_int_equal(rcoll__shm_bc_ring_bytes(0, 1u << 20), 4u << 20);
+}
+
+/* A bcast's cut runs whole chunks over the whole pipeline area, the
+ * others' over the input buffers; changing between them fences off every
+ * earlier chunk, and each cut's pieces stay inside the area. */
+static void test_bc_ring_cut(void **state)
+{
+    (void)state;
+    rcoll_comm_t comm = { .size = 2, .rank = 0 };
+    rcoll__shm_t *sh = rcoll__shm_new(&comm);
+    assert_non_null(sh);
+    sh->pipe_min = 10 * 8192 + 3 * RCOLL__SHM_LINE;
+    rcoll__shm_layout(sh, 256, 4096, 4);       /* chunk 8 KiB, 4 x (8 + 4) KiB of buffers */
+    size_t area = rcoll__shm_pipe_bytes(sh);
+    assert_true(area >= sh->pipe_min && area < sh->pipe_min + 4096);
+    sh->pipe_faulted[0] = 1;                   /* no segment: no fault-in */
+    sh->chunk_next = 1;
+
+    uint64_t g = rcoll__shm_pipe_start(sh, sh->chunk, 3, 0);     /* an allgather's cut */
+    assert_int_equal(g, 1);
+    assert_int_equal(sh->ring, 4);
+    assert_int_equal(sh->fence, 0);
+    g = rcoll__shm_pipe_start(sh, sh->chunk, 5, 1);              /* a large bcast's */
+    assert_int_equal(g, 4);
+    assert_int_equal(sh->ring, area / sh->chunk);
+    assert_true(sh->ring > 4 && sh->ring * sh->chunk <= area);
+    assert_int_equal(sh->fence, 3);
+    assert_int_equal(sh->res_stride, 0);
+    g = rcoll__shm_pipe_start(sh, sh->chunk, 2, 1);              /* the same cut: no fence */
+    assert_int_equal(g, 9);
+    assert_int_equal(sh->fence, 3);
+    g = rcoll__shm_pipe_start(sh, 1024, 2, 0);                   /* a medium bcast's: over all */
+    assert_int_equal(sh->ring, area / 1024);
+    assert_int_equal(sh->fence, 10);
+    g = rcoll__shm_pipe_start(sh, 2 * sh->chunk, 2, 0);          /* pair pieces */
+    assert_int_equal(sh->ring, 2);
+    assert_int_equal(sh->res_stride, 2 * sh->slice);
+    assert_int_equal(sh->fence, 12);
+    /* the last piece of every cut ends inside this rank's region */
+    assert_true((size_t)(sh->ring - 1) * sh->piece + sh->piece <= area);
+    free(sh->fin);
+    free(sh);
 }
 
 /* A real segment: created and at once gone from /dev/shm, attached through
@@ -1595,6 +1666,8 @@ int main(void)
         cmocka_unit_test(test_flat_limits),
         cmocka_unit_test(test_layout),
         cmocka_unit_test(test_memory_bound),
+        cmocka_unit_test(test_bc_ring_bytes),
+        cmocka_unit_test(test_bc_ring_cut),
         cmocka_unit_test(test_segment_unlinked),
         cmocka_unit_test(test_cost),
         cmocka_unit_test(test_not_supported),
