@@ -44,6 +44,13 @@
 #define RCOLL__SHM_SLICE     (128 * 1024) /* default pipeline slice per rank */
 #define RCOLL__SHM_CHUNK_MAX (512 * 1024) /* slices shrink to keep a chunk <= this */
 #define RCOLL__SHM_BC_PIECE  (64 * 1024) /* medium bcast pipeline chunk (shm_bcast.c) */
+/* A 2-rank allgather of blocks from RCOLL__SHM_AG_ROTATE_MIN up to one
+ * chunk moves each block through a piece of its own size that rotates over
+ * the whole pipeline area (shm_allgather.c): the slot it used before was
+ * rewritten every other call over lines the other rank still held.  8 KiB:
+ * the two even at 4 KiB, the slots 1.5-1.7x faster at 1-2 KiB (Zen 4 VM,
+ * docs/shm.md "The allgather's rotating pieces"). */
+#define RCOLL__SHM_AG_ROTATE_MIN (8 * 1024)
 #define RCOLL__SHM_NAME_MAX  64
 #define RCOLL__SHM_CMA_PIECE (64 * 1024) /* a single-copy reduce's piece (shm_reduce_cma.c) */
 #define RCOLL__SHM_CMA_SHARE_MIN (16 * 1024) /* the least root's share of a single-copy bcast (shm_bcast.c) */
@@ -207,6 +214,7 @@ typedef struct rcoll__shm {
     size_t    rank_stride, slot_stride, small_max, slice, chunk;
     int       nbuf;
     size_t    bc_piece;   /* a medium bcast's chunk (RCOLL__SHM_BC_PIECE) */
+    size_t    ag_rotate_min; /* 2-rank allgather blocks rotate from this (RCOLL__SHM_AG_ROTATE_MIN) */
     size_t    stream_min; /* receive buffers from this size on are written with
                            * streaming stores (shm_copy.h, RCOLL_SHM_STREAM_MIN) */
     /* How the pipeline buffers are cut up now: the pipelined collectives

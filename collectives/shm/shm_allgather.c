@@ -12,6 +12,16 @@
  * segment use plain or streaming stores, rank 0's run-time choice
  * (shm_adapt.h, "agstore").
  *
+ * Rotating blocks (2 ranks, sh->ag_rotate_min up to one chunk): the
+ * pipeline with one piece of the block's size per call, the pieces
+ * rotating over the whole pipeline area (rcoll__shm_pipe_start's
+ * over_all), so a rank rewrites a piece only after four L2 caches' worth
+ * of others (rcoll__shm_bc_ring_bytes).  The slot of parity k & 1, or the
+ * input buffer nbuf calls back, held lines the other rank had read and
+ * still cached, and each store took one back across cores (docs/shm.md,
+ * "The allgather's rotating pieces").  Plain stores: no "agstore" choice,
+ * whose streaming only paid off against that hand-over.
+ *
  * Waits: step 1 a slot still being read, step 2 a rank's block, step
  * 16 + c chunk c (task->wait_peer names the rank).
  */
@@ -51,6 +61,12 @@ static void copy_own_part(rcoll_task_t *task, size_t n, size_t off, size_t len)
 static void copy_own(rcoll_task_t *task, size_t n)
 {
     copy_own_part(task, n, 0, n);
+}
+
+/* A block of n bytes rotates (see the top of this file). */
+static int ag_rotates(const rcoll__shm_t *sh, size_t n)
+{
+    return sh->p == 2 && n >= sh->ag_rotate_min && n <= sh->chunk;
 }
 
 static rcoll_status_t ag_small(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
@@ -177,7 +193,10 @@ static rcoll_status_t ag_large(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
     rcoll__shm_t *sh = S->op.sh;
 
     if (task->phase == 0) {
-        rcoll__shm_pipe_init(&S->pipe, sh, sh->chunk, n, 2, 0);
+        int rotates = ag_rotates(sh, n);
+        size_t piece = rotates ? (n + RCOLL__SHM_LINE - 1) / RCOLL__SHM_LINE * RCOLL__SHM_LINE
+                               : sh->chunk;
+        rcoll__shm_pipe_init(&S->pipe, sh, piece, n, 2, rotates);
         /* every rank reads all of every other rank's pipeline area: its
          * pages mapped here in this call, not one buffer per call over the
          * next nbuf calls (each page fault of a fresh mapping costs
@@ -213,7 +232,8 @@ static rcoll_status_t ag_shm_progress(rcoll_task_t *task)
         }
         S->path = cma ? 2 : 1;
         S->explore = explore;
-        if (cma && n > rcoll__shm_copy_slot_max(sh) && rcoll__shm_adapt_covers(sh, n)) {
+        if (cma && (n > rcoll__shm_copy_slot_max(sh) || ag_rotates(sh, n)) &&
+            rcoll__shm_adapt_covers(sh, n)) {
             /* single copy, with a try of two copies to come: the pages
              * that try will touch (as ag_large), faulted in now.  Else the
              * try pays them, 5-25 us a page on a VM (shm_segment.c), in a
@@ -221,7 +241,7 @@ static rcoll_status_t ag_shm_progress(rcoll_task_t *task)
              * allgather took 80 us instead of 9. */
             fault_in_pipes(sh);
         }
-        if (!cma && n >= sh->agstore.min) {
+        if (!cma && n >= sh->agstore.min && !ag_rotates(sh, n)) {
             /* two copies: plain or streaming stores into the segment.  One
              * try at a time: a try of the two-copy path runs on the store
              * kind in use (a streaming try 3x slower in it kept the path
@@ -241,7 +261,8 @@ static rcoll_status_t ag_shm_progress(rcoll_task_t *task)
     if (S->path == 2) {
         st = ag_cma(task, S, n);
     } else {
-        st = n <= rcoll__shm_copy_slot_max(sh) ? ag_small(task, S, n) : ag_large(task, S, n);
+        st = n <= rcoll__shm_copy_slot_max(sh) && !ag_rotates(sh, n) ? ag_small(task, S, n)
+                                                                      : ag_large(task, S, n);
     }
     if (st == RCOLL_OK && S->t0 != 0) {
         uint64_t ns = rcoll__shm_adapt_now() - S->t0;

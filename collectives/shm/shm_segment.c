@@ -133,6 +133,7 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     sh->cma_bc_min = sh->cma_ag_min = sh->cma_red_min = SIZE_MAX;
     sh->cma_bc_max = sh->cma_ag_max = sh->cma_red_max = 0;
     sh->cma_share_min = RCOLL__SHM_CMA_SHARE_MIN;
+    sh->ag_rotate_min = RCOLL__SHM_AG_ROTATE_MIN;
     sh->adapt.min = SIZE_MAX;                  /* no run-time choice until the set-up agrees */
     sh->adapt.ahead = 16;
     sh->bpath.ad.min = SIZE_MAX;

@@ -290,6 +290,9 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
          * (1 KiB, ring of 8 (p + 1)), so that switching between the two
          * cuts (the fence) happens often */
         sh[r]->bc_piece = 1024;
+        /* 2-rank allgathers of 512 B up to a chunk (8 KiB) rotate their
+         * pieces over the whole area, changing cut at every new size */
+        sh[r]->ag_rotate_min = 512;
         /* flat reduces from 512 bytes fill their slots in 5-line pieces (the
          * last one short), so the root folds pieces while they land */
         sh[r]->red_pieced_min = 512;
