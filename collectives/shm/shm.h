@@ -21,7 +21,8 @@
  *                 at byte 64 (line-aligned copies)
  *   nbuf inputs   pipeline chunks (chunk bytes each)
  *   nbuf results  one slice each (slice bytes)
- *   (room)        to at least pipe_min bytes from the inputs on: a bcast's
+ *   (room)        to at least pipe_min bytes (rcoll__shm_layout) from the
+ *                 inputs on: a bcast's
  *                 ring runs over all of it (rcoll__shm_bc_ring_bytes)
  * Chunk ids are global to the communicator and only grow, so every flag
  * test is "value >= id" and never confuses two collectives.
@@ -228,7 +229,6 @@ typedef struct rcoll__shm {
     size_t    piece, res_stride;
     uint64_t  ring, fence;
     int       over_all;   /* the cut runs over the whole pipeline area (a bcast's) */
-    size_t    pipe_min;   /* set-up: the least pipeline area per rank (rcoll__shm_layout) */
     int       setup_next;    /* set-up: peers whose message is posted */
     int       fd;            /* rank 0 during set-up: the (unlinked) segment's fd, else -1 */
     char      name[RCOLL__SHM_NAME_MAX];   /* also the set-up message: "/proc/<pid>/fd/<fd> <token>" */
@@ -385,12 +385,15 @@ double rcoll__shm_cost(const rcoll_model_t *m, int nranks, int ppn, double bytes
 rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm);
 
 /* Fill sh's geometry (slot size small_max, pipeline slice per rank and
- * depth nbuf, capped so a chunk stays <= RCOLL__SHM_CHUNK_MAX) and size. */
-void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbuf);
+ * depth nbuf, capped so a chunk stays <= RCOLL__SHM_CHUNK_MAX, and a
+ * pipeline area of at least pipe_min bytes per rank) and size. */
+void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbuf,
+                       size_t pipe_min);
 
 /* The geometry for sh->p ranks: rcoll__shm_layout with
- * rcoll__shm_slot_size(p), rcoll__shm_slice_size(p, RCOLL__SHM_NBUF) and
- * RCOLL__SHM_NBUF (docs/shm.md, "Memory"). */
+ * rcoll__shm_slot_size(p), rcoll__shm_slice_size(p, RCOLL__SHM_NBUF),
+ * RCOLL__SHM_NBUF and rcoll__shm_bc_ring_bytes(p, this core's L2)
+ * (docs/shm.md, "Memory"). */
 void rcoll__shm_default_layout(rcoll__shm_t *sh);
 
 /* 1 if an allreduce of `bytes` on p ranks takes the flat path (every rank
@@ -451,12 +454,18 @@ static inline size_t rcoll__shm_slice_size(int p, int nbuf)
     return s < RCOLL__SHM_LINE ? RCOLL__SHM_LINE : s;
 }
 
+/* n rounded up to whole cache lines. */
+static inline size_t rcoll__shm_lines(size_t n)
+{
+    return (n + RCOLL__SHM_LINE - 1) / RCOLL__SHM_LINE * RCOLL__SHM_LINE;
+}
+
 /* The piece size of a flat reduce of n bytes whose slots fill in pieces:
  * sh->red_piece, or n / RCOLL__SHM_RED_PIECES (rounded up to a line) if
  * that is larger. */
 static inline size_t rcoll__shm_red_piece_for(const rcoll__shm_t *sh, size_t n)
 {
-    size_t q = (n / RCOLL__SHM_RED_PIECES + RCOLL__SHM_LINE - 1) / RCOLL__SHM_LINE * RCOLL__SHM_LINE;
+    size_t q = rcoll__shm_lines(n / RCOLL__SHM_RED_PIECES);
     return q > sh->red_piece ? q : sh->red_piece;
 }
 

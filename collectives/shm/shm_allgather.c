@@ -194,8 +194,7 @@ static rcoll_status_t ag_large(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
 
     if (task->phase == 0) {
         int rotates = ag_rotates(sh, n);
-        size_t piece = rotates ? (n + RCOLL__SHM_LINE - 1) / RCOLL__SHM_LINE * RCOLL__SHM_LINE
-                               : sh->chunk;
+        size_t piece = rotates ? rcoll__shm_lines(n) : sh->chunk;
         rcoll__shm_pipe_init(&S->pipe, sh, piece, n, 2, rotates);
         /* every rank reads all of every other rank's pipeline area: its
          * pages mapped here in this call, not one buffer per call over the

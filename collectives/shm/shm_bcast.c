@@ -223,13 +223,6 @@ static size_t bc_chunk(const rcoll__shm_t *sh, size_t n)
     return sh->chunk;
 }
 
-/* The ring reads all of the root's pipeline area: its pages mapped in one
- * go, once per segment (shm_segment.c). */
-static void fault_in_ring(rcoll__shm_t *sh, int root)
-{
-    rcoll__shm_fault_in_pipe(sh, root);
-}
-
 static rcoll_status_t bc_large(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
 {
     rcoll__shm_t *sh = S->op.sh;
@@ -238,7 +231,9 @@ static rcoll_status_t bc_large(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
     if (task->phase == 0) {
         rcoll__shm_pipe_init(&S->pipe, sh, bc_chunk(sh, n), n, 1, 1);
         S->pipe.reads = sh->me == root ? RCOLL__SHM_READS_NONE : root;
-        fault_in_ring(sh, root);
+        /* the ring reads all of the root's pipeline area: its pages
+         * mapped in one go, once per segment (shm_segment.c) */
+        rcoll__shm_fault_in_pipe(sh, root);
         task->phase = 1;
     }
     return rcoll__shm_pipe_drive(task, &S->op, &S->pipe, sh->me == root ? root_stages : leaf_stages, S);
@@ -246,7 +241,7 @@ static rcoll_status_t bc_large(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
 
 /* A call on the single-copy path whose path is chosen at run time: the
  * pages a try of two copies will touch, faulted in now (once per segment):
- * this rank's pipeline area, and the root's if the ring reads all of it.
+ * this rank's pipeline area, and the root's, all of which the ring reads.
  * Else the try pays them, 5-25 us a page on a VM (shm_segment.c), in one
  * call well into the timed ones: 5-9 ms at 128 KiB-1 MiB on the Zen 5 VM,
  * a stock OSU sweep's 128 KiB bcast 70 us instead of 7. */
@@ -256,7 +251,7 @@ static void fault_in_for_try(rcoll__shm_t *sh, int root, size_t n)
         return;                                 /* a try of the slots: no pipeline */
     }
     rcoll__shm_fault_in_pipe(sh, sh->me);      /* rcoll__shm_pipe_start's */
-    fault_in_ring(sh, root);
+    rcoll__shm_fault_in_pipe(sh, root);        /* bc_large's */
 }
 
 static rcoll_status_t bc_shm_progress(rcoll_task_t *task)

@@ -195,7 +195,8 @@ static void geometry_to(shm_header_t *h, const rcoll__shm_t *sh)
     h->nbuf = sh->nbuf;
 }
 
-void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbuf)
+void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbuf,
+                       size_t pipe_min)
 {
     int p = sh->p;
     if (slice * (size_t)p > RCOLL__SHM_CHUNK_MAX) {
@@ -212,8 +213,8 @@ void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbu
     sh->nbuf = nbuf < 2 ? 2 : nbuf;
     cut_whole_chunks(sh);
     size_t pipe = (size_t)sh->nbuf * (sh->chunk + sh->slice);
-    if (pipe < sh->pipe_min) {
-        pipe = sh->pipe_min;                  /* a bcast's ring (rcoll__shm_bc_ring_bytes) */
+    if (pipe < pipe_min) {
+        pipe = pipe_min;                      /* a bcast's ring (rcoll__shm_bc_ring_bytes) */
     }
     sh->rank_stride = round_up(sizeof(rcoll__shm_ctl_t) + 2 * sh->slot_stride + pipe, 4096);
     sh->size = 4096 + (size_t)p * sh->rank_stride;
@@ -269,9 +270,8 @@ void rcoll__shm_fault_in_pipe(rcoll__shm_t *sh, int r)
 /* The geometry for sh->p ranks (docs/shm.md, "Memory"). */
 void rcoll__shm_default_layout(rcoll__shm_t *sh)
 {
-    sh->pipe_min = rcoll__shm_bc_ring_bytes(sh->p, rcoll_l2_bytes());
     rcoll__shm_layout(sh, rcoll__shm_slot_size(sh->p), rcoll__shm_slice_size(sh->p, RCOLL__SHM_NBUF),
-                      RCOLL__SHM_NBUF);
+                      RCOLL__SHM_NBUF, rcoll__shm_bc_ring_bytes(sh->p, rcoll_l2_bytes()));
 }
 
 /* Rank 0: create, size and map a fresh segment; sh->name stays "" on failure. */

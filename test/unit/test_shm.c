@@ -282,10 +282,9 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
          * buffers and not a whole number of chunks (a bcast's ring,
          * rcoll__shm_bc_ring_bytes), which the bcasts' pieces run over */
         int nbuf = seed & 2 ? 4 : 2;
-        if ((seed & 12) == 4) {
-            sh[r]->pipe_min = 2 * (size_t)nbuf * ((size_t)p + 1) * 4096 + 3 * RCOLL__SHM_LINE;
-        }
-        rcoll__shm_layout(sh[r], 256, 4096, nbuf);
+        size_t pipe_min = (seed & 12) == 4 ? 2 * (size_t)nbuf * ((size_t)p + 1) * 4096 + 3 * RCOLL__SHM_LINE
+                                           : 0;
+        rcoll__shm_layout(sh[r], 256, 4096, nbuf, pipe_min);
         /* medium bcasts cut the buffers into pieces smaller than a chunk
          * (1 KiB, ring of 8 (p + 1)), so that switching between the two
          * cuts (the fence) happens often */
@@ -827,7 +826,7 @@ static void test_bcast_path_choice(void **state)
         }
         sh[r] = rcoll__shm_new(&fr[r].comm);
         assert_non_null(sh[r]);
-        rcoll__shm_layout(sh[r], 256, 4096, 2);
+        rcoll__shm_layout(sh[r], 256, 4096, 2, 0);
     }
     char *seg = alloc_aligned(4096, sh[0]->size);
     rcoll_task_t *task = alloc_aligned(64, sizeof(rcoll_task_t));
@@ -916,7 +915,7 @@ static void test_bcast_store_choice(void **state)
         fr[r].world_ranks[1] = 1;
         sh[r] = rcoll__shm_new(&fr[r].comm);
         assert_non_null(sh[r]);
-        rcoll__shm_layout(sh[r], 256, 4096, 2);
+        rcoll__shm_layout(sh[r], 256, 4096, 2, 0);
     }
     char *seg = alloc_aligned(4096, sh[0]->size);
     assert_non_null(seg);
@@ -995,7 +994,7 @@ static rcoll__shm_t *cma_fixture(frank_t *f, uint64_t id, const char *shm_cma, c
     f->world_ranks[1] = 1;
     rcoll__shm_t *sh = rcoll__shm_new(&f->comm);
     assert_non_null(sh);
-    rcoll__shm_layout(sh, 256, 4096, 2);
+    rcoll__shm_layout(sh, 256, 4096, 2, 0);
     *seg = alloc_aligned(4096, sh->size);
     assert_non_null(*seg);
     memset(*seg, 0, sh->size);
@@ -1329,10 +1328,10 @@ static void test_bc_ring_cut(void **state)
     rcoll_comm_t comm = { .size = 2, .rank = 0 };
     rcoll__shm_t *sh = rcoll__shm_new(&comm);
     assert_non_null(sh);
-    sh->pipe_min = 10 * 8192 + 3 * RCOLL__SHM_LINE;
-    rcoll__shm_layout(sh, 256, 4096, 4);       /* chunk 8 KiB, 4 x (8 + 4) KiB of buffers */
+    size_t pipe_min = 10 * 8192 + 3 * RCOLL__SHM_LINE;
+    rcoll__shm_layout(sh, 256, 4096, 4, pipe_min);   /* chunk 8 KiB, 4 x (8 + 4) KiB of buffers */
     size_t area = rcoll__shm_pipe_bytes(sh);
-    assert_true(area >= sh->pipe_min && area < sh->pipe_min + 4096);
+    assert_true(area >= pipe_min && area < pipe_min + 4096);
     sh->pipe_faulted[0] = 1;                   /* no segment: no fault-in */
     sh->chunk_next = 1;
 

@@ -149,7 +149,7 @@ static void test_pieced_reduce_threads(void **state)
         }
         t->sh = rcoll__shm_new(&t->comm);
         assert_non_null(t->sh);
-        rcoll__shm_layout(t->sh, 16384, 4096, 2);
+        rcoll__shm_layout(t->sh, 16384, 4096, 2, 0);
         t->sh->red_pieced_min = 512;
         t->sh->red_piece = PIECE;
         assert_true(rcoll__shm_flat(t->sh, MAXN * 4));
