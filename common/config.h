@@ -28,6 +28,7 @@ typedef struct rcoll_config {
     double   timeout;              /* RCOLL_TIMEOUT, seconds; 0 = wait forever */
     size_t   eager_limit;          /* RCOLL_EAGER_LIMIT, bytes */
     unsigned spin_count;           /* RCOLL_SPIN_COUNT: idle polls before sched_yield, or auto */
+    size_t   wait_sleep_min;       /* RCOLL_WAIT_SLEEP_MIN: bytes, or SIZE_AUTO / SIZE_OFF */
     size_t   unexpected_max;       /* RCOLL_UNEXPECTED_MAX: bytes of eager messages kept unexpected */
     int      revoke_on_timeout;    /* RCOLL_REVOKE_ON_TIMEOUT: a timed-out collective revokes */
     char     transport[RCOLL_CONFIG_STR_MAX];   /* RCOLL_TRANSPORT: auto|ucx|verbs */

@@ -38,6 +38,18 @@ static const rcoll_config_entry_t core_table[] = {
       "(oversubscribed: a spinning rank would hold the core the rank it waits for needs); "
       "rcoll_info and RCOLL_LOG_LEVEL=info show the value chosen",
       RCOLL_CONFIG_UINT, F(spin_count), "auto", 1, .min = 0, .max = 1e9 },
+    { "WAIT_SLEEP_MIN", "auto", "Bcast size in bytes (count x datatype size) from which a "
+      "rank other than the root, in a blocking call that found nothing to do for "
+      "RCOLL_SPIN_COUNT polls, sleeps 1 us at a time (nanosleep, with its thread's timer "
+      "slack at 1 ns during the call, restored after) instead of yielding (sched_yield). A "
+      "yielding rank stays runnable, and where ranks outnumber CPUs the scheduler can hand "
+      "it its CPU back again and again while the rank it waits for, on the same CPU, waits "
+      "its turn. Only the bcast's readers: they wait for a root that rarely waits itself, "
+      "whereas where every rank sleeps the CPUs go idle, and waking an idle vCPU is slow. "
+      "auto: 256 KiB while this node's ranks outnumber its online CPUs (8 ranks on 2 vCPUs: "
+      "a 1 MiB bcast 54-177 instead of 104-394 us), else off; off: never (docs/shm.md, "
+      "\"Waiting when ranks outnumber the CPUs\"); RCOLL_LOG_LEVEL=info says when auto turns it on",
+      RCOLL_CONFIG_SIZE, F(wait_sleep_min), "auto|off", 1, .min = 0, .max = 1099511627776.0 },
     { "TRANSPORT", "auto", "Network transport: auto (UCX where it can reach the peer, raw verbs "
       "for iWARP devices or without UCX), ucx, verbs, or loop (in-memory: only ranks that are "
       "contexts in one process, for tests)",

@@ -119,6 +119,8 @@ struct rcoll_context {
     uint32_t              comm_serial;         /* communicator ids allotted here (comm.c) */
     unsigned              idle_polls;
     unsigned              spin_limit;          /* RCOLL_SPIN_COUNT resolved (spin.c) */
+    size_t                sleep_min;           /* RCOLL_WAIT_SLEEP_MIN resolved (spin.c):
+                                                * SIZE_MAX never */
     unsigned              polls;               /* progress calls, for polling transports less */
     int                   p2p_pending;         /* point-to-point ops posted and not done */
     rcoll_list_t          free_tasks;          /* released tasks kept for reuse */
@@ -166,10 +168,16 @@ static inline const rcoll_p2p_op_t *rcoll_task_ops_const(const rcoll_task_t *tas
 /* ---- core internals ---- */
 int    rcoll_context_progress(rcoll_context_t *ctx);      /* events handled */
 void   rcoll_context_backoff(rcoll_context_t *ctx, int events);
-/* RCOLL_SPIN_COUNT ("auto" from the node's ranks and CPUs) into ctx->spin_limit. */
+/* RCOLL_SPIN_COUNT and RCOLL_WAIT_SLEEP_MIN ("auto" from the node's ranks
+ * and CPUs) into ctx->spin_limit and ctx->sleep_min. */
 void   rcoll__spin_resolve(rcoll_context_t *ctx);
 rcoll_status_t rcoll_task_post(rcoll_comm_t *comm, const rcoll_coll_args_t *args, rcoll_task_t **out);
 rcoll_status_t rcoll_task_wait(rcoll_task_t *task);
+/* A blocking wait's idle step (spin.c): spin, yield, or where sleepy (a
+ * bcast reader from ctx->sleep_min bytes) sleep 1 us; *slack holds the
+ * thread's timer slack to restore (0: untouched) by rcoll__wait_idle_end. */
+void   rcoll__wait_idle(rcoll_context_t *ctx, int events, int sleepy, unsigned long *slack);
+void   rcoll__wait_idle_end(unsigned long slack);
 int    rcoll_task_progress(rcoll_task_t *task);           /* 1 if it finished now */
 int    rcoll_task_check_deadline(rcoll_task_t *task);    /* 1 if it timed out now */
 void   rcoll_task_release(rcoll_task_t *task);

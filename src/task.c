@@ -353,6 +353,10 @@ rcoll_status_t rcoll_task_wait(rcoll_task_t *task)
 {
     rcoll_context_t *ctx = task->ctx;
     unsigned polls = 0;
+    unsigned long slack = 0;        /* rcoll__wait_idle's */
+    /* a bcast's reader sleeps rather than yields from ctx->sleep_min (spin.c) */
+    int sleepy = task->args.type == RCOLL_COLL_BCAST && task->comm->rank != task->args.root &&
+                 task->args.count * rcoll_datatype_size(task->args.dtype) >= ctx->sleep_min;
     while (!task->done) {
         int events = rcoll_context_progress(ctx);
         if (events == 0 && (++polls & 63) == 0) {
@@ -360,8 +364,9 @@ rcoll_status_t rcoll_task_wait(rcoll_task_t *task)
             rcoll_whereis_inside(ctx, 1);
             rcoll_task_check_deadline(task);
         }
-        rcoll_context_backoff(ctx, events);
+        rcoll__wait_idle(ctx, events, sleepy, &slack);
     }
+    rcoll__wait_idle_end(slack);
     if (polls >= 64) {
         rcoll_whereis_inside(ctx, 0);
     }

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "rcoll.h"
 #include "check_common.h"
@@ -78,7 +79,17 @@ int main(int argc, char **argv)
         return 1;
     }
     int rank = rcoll_context_rank(ctx);
+    /* a bcast reader that sleeps (oversubscribed, RCOLL_WAIT_SLEEP_MIN)
+     * lowers its thread's timer slack for the wait only: the caller's
+     * must be back afterwards */
+    int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
     int rc = coll_check_run(ctx, &opt);
+    int slack_after = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    if (slack_after != slack) {
+        fprintf(stderr, "FAIL rank=%d: the thread's timer slack was %d ns before the "
+                "collectives and is %d ns after\n", rank, slack, slack_after);
+        rc = 1;
+    }
     st = rcoll_finalize(ctx);
     if (st != RCOLL_OK) {
         fprintf(stderr, "FAIL rank=%d: rcoll_finalize returned %s\n", rank, rcoll_strerror(st));

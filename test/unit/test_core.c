@@ -178,6 +178,39 @@ static void test_spin_count_auto(void **state)
     free(ctx);
 }
 
+/* RCOLL_WAIT_SLEEP_MIN=auto: a bcast's readers sleep from 256 KiB only
+ * while the node's ranks outnumber its CPUs; off never; a size is kept. */
+static void test_wait_sleep_min(void **state)
+{
+    (void)state;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    assert_true(cpus > 0);
+    rcoll_context_t *ctx = calloc(1, sizeof(*ctx));
+    assert_non_null(ctx);
+    unsetenv("RCOLL_WAIT_SLEEP_MIN");
+    assert_int_equal(rcoll_config_load(NULL, &ctx->config), RCOLL_OK);
+    char buf[32];
+    rcoll_config_format(&ctx->config, rcoll_config_find("WAIT_SLEEP_MIN"), buf, sizeof(buf));
+    assert_string_equal(buf, "auto");
+    ctx->local_size = (int)cpus;
+    rcoll__spin_resolve(ctx);
+    assert_true(ctx->sleep_min == SIZE_MAX);
+    ctx->local_size = (int)cpus + 1;
+    rcoll__spin_resolve(ctx);
+    assert_int_equal(ctx->sleep_min, 256 * 1024);
+
+    const char *const off[] = { "WAIT_SLEEP_MIN=off", NULL };
+    assert_int_equal(rcoll_config_load(off, &ctx->config), RCOLL_OK);
+    rcoll__spin_resolve(ctx);
+    assert_true(ctx->sleep_min == SIZE_MAX);
+    const char *const fixed[] = { "WAIT_SLEEP_MIN=64k", NULL };
+    assert_int_equal(rcoll_config_load(fixed, &ctx->config), RCOLL_OK);
+    ctx->local_size = 1;
+    rcoll__spin_resolve(ctx);
+    assert_int_equal(ctx->sleep_min, 64 * 1024);
+    free(ctx);
+}
+
 static void test_config_errors(void **state)
 {
     rcoll_config_t cfg;
@@ -274,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_config_defaults_env_overrides),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_spin_count_auto),
+        cmocka_unit_test(test_wait_sleep_min),
         cmocka_unit_test(test_config_table_consistent),
         cmocka_unit_test(test_config_ranges),
         cmocka_unit_test(test_timeout_int),
