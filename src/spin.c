@@ -18,6 +18,7 @@
  * an idle vCPU is slow: a 4-rank 1 MiB allreduce took 6 ms instead of 0.2
  * with every rank sleeping (docs/shm.md).
  */
+#include <stdio.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,10 +47,14 @@ void rcoll__spin_resolve(rcoll_context_t *ctx)
     int changed = limit != ctx->spin_limit;
     ctx->spin_limit = limit;
     if (over && changed) {
+        char sleeps[96] = "";           /* only where RCOLL_WAIT_SLEEP_MIN is not off */
+        if (ctx->sleep_min != SIZE_MAX) {
+            snprintf(sleeps, sizeof(sleeps), ", and a bcast's readers sleep from %zu bytes "
+                     "(RCOLL_WAIT_SLEEP_MIN)", ctx->sleep_min);
+        }
         rcoll_info("%d ranks on this node share %ld online CPUs: waiting ranks yield at once "
-                   "(RCOLL_SPIN_COUNT=auto chose 0), and a bcast's readers sleep from %zu bytes "
-                   "(RCOLL_WAIT_SLEEP_MIN); set them to override", ctx->local_size, cpus,
-                   ctx->sleep_min == SIZE_MAX ? (size_t)0 : ctx->sleep_min);
+                   "(RCOLL_SPIN_COUNT=auto chose 0)%s; set them to override", ctx->local_size,
+                   cpus, sleeps);
     }
 }
 
