@@ -179,9 +179,12 @@ typedef struct {
     double   est[RCOLL__SHM_ADAPT_NB][2];   /* ns per call, [class][streaming] */
     uint32_t nsamp[RCOLL__SHM_ADAPT_NB][2];
     uint64_t changes;        /* choices changed (rank 0) */
+    uint64_t jumps;          /* of those, on a jump of the kind in use (rank 0) */
     uint64_t chaos;          /* tests: nonzero (a random state): choose at random */
     int      published;      /* rank 0: its choice is in the header page's store word */
     uint32_t seen;           /* rank 0: bit b: class b's first timed call was dropped */
+    uint8_t  jump[RCOLL__SHM_ADAPT_NB];   /* rank 0: timed calls in a row of the kind in
+                                           * use at 2x its estimate or more */
 } rcoll__shm_store_t;
 
 /* The small bcast root's copy into its slot: plain or streaming stores,

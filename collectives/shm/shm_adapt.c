@@ -381,6 +381,17 @@ static int store_choose(rcoll__shm_t *sh, rcoll__shm_store_t *st, _Atomic uint64
     return (int)((want >> b) & 1) ^ *explore;
 }
 
+/* Switch class b from kind cur to the other at once and measure that one
+ * afresh (its estimate, if any, is from before a change). */
+static void store_take_other(rcoll__shm_store_t *st, _Atomic uint64_t *word, int b, int cur)
+{
+    st->nsamp[b][!cur] = 0;
+    st->jump[b] = 0;
+    st->want = (st->want ^ (1u << b)) & ~RARE(b);
+    st->changes++;
+    atomic_store_explicit(word, RCOLL__SHM_STORE_ON | st->want, memory_order_relaxed);
+}
+
 /* rare_stream: a class on plain stores tries streaming 1 in 512 once it
  * found it 1.6x slower.  Plain is never tried rarely: a spell of slow calls
  * can switch a class to streaming in the fast phase, where it costs up to
@@ -402,10 +413,38 @@ static void store_sample(rcoll__shm_t *sh, rcoll__shm_store_t *st, _Atomic uint6
         st->seen |= 1u << b;
         return;
     }
+    int path = stream ? 1 : 0, cur = (int)((was >> b) & 1);
+    uint64_t x = rcoll__shm_per_least(ns, n, log2_least);
+    int watched = n >= RCOLL__SHM_STORE_TIME_ALL;   /* every call timed */
+    if (watched && !explore && path == cur) {
+        if (st->nsamp[b][path] > 0 && (double)x >= RCOLL__SHM_STORE_JUMP * st->est[b][path]) {
+            if (++st->jump[b] >= RCOLL__SHM_STORE_JUMP_RUN) {
+                /* slow calls in a row: the machine changed (a VM's phase),
+                 * not one preempted call, which the estimator caps.  Both
+                 * estimates are from before the change: the other kind is
+                 * taken at once (its tries would come too late: 1 call in
+                 * 64 of a size that now runs ~20 calls), and this one is
+                 * measured afresh after it, a first try (below), so that a
+                 * spell too short to matter costs a few calls, not the
+                 * wait for a try */
+                st->nsamp[b][path] = 0;
+                st->jumps++;
+                store_take_other(st, word, b, cur);
+                return;
+            }
+        } else {
+            st->jump[b] = 0;
+        }
+    }
     int rare = rare_stream && !((was >> b) & 1);
-    if (rcoll__shm_estimate(st->est, st->nsamp, &st->want, b, stream ? 1 : 0, explore,
-                            rcoll__shm_per_least(ns, n, log2_least), rare)) {
+    if (rcoll__shm_estimate(st->est, st->nsamp, &st->want, b, path, explore, x, rare)) {
         st->changes++;
+    } else if (watched && st->nsamp[b][cur] >= RCOLL__SHM_ADAPT_FIRST && st->nsamp[b][!cur] == 0) {
+        /* the other kind never measured: a first try, early, as the
+         * path choosers' (a job that starts in a VM's slow phase has
+         * plain stores at 10x from its first call, which no jump shows) */
+        store_take_other(st, word, b, cur);
+        return;
     }
     if (st->want != was) {
         atomic_store_explicit(word, RCOLL__SHM_STORE_ON | st->want, memory_order_relaxed);
@@ -530,9 +569,10 @@ void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
         st = (const rcoll__shm_store_t *)(const void *)((const char *)sh + stores[i].off);
         if (classes(buf, sizeof(buf), st->est, st->nsamp, st->want, store, store,
                     stores[i].least) > 0) {
-            rcoll_debug("shm: communicator 0x%llx: %s chosen at run time, %llu changes; last "
-                        "choice and estimate per size class from:%s", (unsigned long long)comm->id,
-                        stores[i].what, (unsigned long long)st->changes, buf);
+            rcoll_debug("shm: communicator 0x%llx: %s chosen at run time, %llu changes (%llu "
+                        "on a jump); last choice and estimate per size class from:%s",
+                        (unsigned long long)comm->id, stores[i].what,
+                        (unsigned long long)st->changes, (unsigned long long)st->jumps, buf);
         }
     }
     if (ad->started) {

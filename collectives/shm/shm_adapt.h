@@ -168,6 +168,12 @@ void rcoll__shm_bpath_called(rcoll__shm_t *sh, uint64_t k, size_t n, int cma, in
  * A class's first timed call is not counted (page faults).
  */
 #define RCOLL__SHM_STORE_MIN (2 * 1024)
+/* RCOLL__SHM_STORE_JUMP_RUN calls in a row of the kind in use at
+ * RCOLL__SHM_STORE_JUMP times its estimate or more, from
+ * RCOLL__SHM_STORE_TIME_ALL bytes: the machine changed (shm_adapt.c,
+ * store_sample). */
+#define RCOLL__SHM_STORE_JUMP     2.0
+#define RCOLL__SHM_STORE_JUMP_RUN 3
 #define RCOLL__SHM_STORE_ON  (1ull << 63)   /* in `store`: rank 0 chooses (else: plain) */
 
 /* Set-up, every rank: its own RCOLL_SHM_ADAPT for the store choices, this
@@ -226,7 +232,8 @@ void rcoll__shm_agstore_sample(rcoll__shm_t *sh, size_t n, int stream, int explo
  * 10.5-12.6 us, 34 in a slow phase, streaming 4.8-5.6 in both; 1 MiB
  * 44-46 plain, 480-640 slow, 46-50 streaming; 4 MiB 189-208 plain, ~1900
  * slow, 221-247 streaming; docs/shm.md "The reduce's stores into the
- * segment").
+ * segment").  From RCOLL__SHM_STORE_TIME_ALL every call is timed, the
+ * other kind tried early and a jump switches at once (store_sample).
  */
 #define RCOLL__SHM_RSTORE_MIN (8 * 1024)
 
@@ -366,12 +373,22 @@ typedef int (*rcoll__shm_store_choose_fn)(rcoll__shm_t *sh, uint64_t k, size_t n
 typedef void (*rcoll__shm_store_sample_fn)(rcoll__shm_t *sh, size_t n, int stream, int explore,
                                            uint64_t ns);
 
+/* From here rank 0 times every call of a store chooser, not one in 8, and
+ * watches for jumps (shm_adapt.c, store_sample): two clock reads are
+ * nothing beside such a call (25 us or more), and a VM's slow phase makes a
+ * 4 MiB reduce's plain stores 10x slower (~2 ms a call, ~20 calls in an OSU
+ * size's 40 ms), so one timed call in 8 would leave the chooser two or
+ * three samples to notice it by.  Not below: a 256 KiB call (~20 us) is
+ * short enough for a timer tick or two in a row to look like a jump. */
+#define RCOLL__SHM_STORE_TIME_ALL (512 * 1024)
+
 static inline void rcoll__shm_store_call_begin(rcoll__shm_t *sh, rcoll__shm_store_call_t *c,
                                                uint64_t k, size_t n,
                                                rcoll__shm_store_choose_fn choose)
 {
     c->stream = choose(sh, k, n, &c->explore);
-    c->t0 = sh->me == 0 && rcoll__shm_timed_k(k, c->explore) ? rcoll__shm_adapt_now() : 0;
+    c->t0 = sh->me == 0 && (n >= RCOLL__SHM_STORE_TIME_ALL || rcoll__shm_timed_k(k, c->explore))
+          ? rcoll__shm_adapt_now() : 0;
     c->chosen = 1;
 }
 

@@ -765,6 +765,116 @@ static void test_rstore_choice(void **state)
     assert_true(tries > calls / 512 / 2 && tries < calls / 512 * 2);
 }
 
+/* From RCOLL__SHM_STORE_TIME_ALL (every call timed there), a store
+ * chooser reacts within a few calls, as a VM's slow phase needs (a 4 MiB
+ * reduce's plain stores 10x slower, ~20 calls in an OSU size):
+ * - the other kind, never measured, is tried after RCOLL__SHM_ADAPT_FIRST
+ *   timed calls (a job may start in the slow phase);
+ * - a jump of the kind in use: a slow call or two are preempted ones and
+ *   change nothing; RCOLL__SHM_STORE_JUMP_RUN in a row switch to the other
+ *   kind at once and measure it afresh; a try of the old kind that finds
+ *   it fast again switches back.  Slow tries are no jump.
+ * Below, neither: the classes there see hundreds of calls and their tries. */
+static void test_store_jump(void **state)
+{
+    (void)state;
+    static _Alignas(64) char page[4096];
+    rcoll__shm_t sh0, sh1;
+    const size_t n = 4194304, small = RCOLL__SHM_STORE_TIME_ALL / 2;
+    int e;
+    two_ranks(&sh0, &sh1, page);
+    const rcoll__shm_store_t *st = &sh0.rstore;
+
+    assert_int_equal(RCOLL__SHM_STORE_JUMP_RUN, 3);
+    assert_int_equal(RCOLL__SHM_ADAPT_FIRST, 3);
+    (void)rcoll__shm_rstore_choose(&sh0, 1, n, &e);       /* rank 0 publishes its word */
+    for (int i = 0; i < 16; i++) {                        /* 256 KiB: no first try, no jump */
+        rcoll__shm_rstore_sample(&sh0, small, 0, 0, i < 8 ? 10000 : 100000);
+    }
+    assert_int_equal(st->changes, 0);
+    for (int i = 0; i < 3; i++) {
+        rcoll__shm_rstore_sample(&sh0, n, 0, 0, 200000);  /* plain, 200 us (the first dropped) */
+    }
+    assert_int_equal(st->changes, 0);
+    rcoll__shm_rstore_sample(&sh0, n, 0, 0, 200000);      /* the third timed: a first try */
+    assert_int_equal(st->changes, 1);
+    assert_int_equal(rcoll__shm_rstore_choose(&sh1, 2, n, &e), !e);   /* streaming */
+    rcoll__shm_rstore_sample(&sh0, n, 1, 0, 300000);      /* slower: back to plain */
+    assert_int_equal(st->changes, 2);
+    assert_int_equal(rcoll__shm_rstore_choose(&sh1, 2, n, &e), e);
+    rcoll__shm_rstore_sample(&sh0, n, 0, 0, 2000000);     /* two slow calls */
+    rcoll__shm_rstore_sample(&sh0, n, 0, 0, 2000000);
+    rcoll__shm_rstore_sample(&sh0, n, 0, 0, 200000);
+    rcoll__shm_rstore_sample(&sh0, n, 0, 0, 2000000);
+    rcoll__shm_rstore_sample(&sh0, n, 1, 1, 3000000);     /* a slow try of streaming */
+    rcoll__shm_rstore_sample(&sh0, n, 0, 0, 2000000);
+    rcoll__shm_rstore_sample(&sh0, n, 0, 0, 300000);      /* under 2x: no jump */
+    assert_int_equal(st->changes, 2);
+    rcoll__shm_rstore_sample(&sh0, n, 0, 0, 2000000);
+    rcoll__shm_rstore_sample(&sh0, n, 0, 0, 2000000);
+    assert_int_equal(st->changes, 2);
+    rcoll__shm_rstore_sample(&sh0, n, 0, 0, 2100000);     /* the third in a row */
+    assert_int_equal(st->changes, 3);
+    assert_int_equal(st->jumps, 1);
+    uint64_t k = 1000;
+    for (; k < 1000 + 256; k++) {
+        int s = rcoll__shm_rstore_choose(&sh1, k, n, &e);
+        assert_int_equal(s, !e);                           /* streaming, plain on a try */
+    }
+    /* both measured afresh: streaming's 3 ms try is forgotten, and after
+     * 3 calls of it plain is tried again: still slow, so back to streaming */
+    rcoll__shm_rstore_sample(&sh0, n, 1, 0, 400000);
+    rcoll__shm_rstore_sample(&sh0, n, 1, 0, 410000);
+    assert_int_equal(st->changes, 3);
+    rcoll__shm_rstore_sample(&sh0, n, 1, 0, 420000);
+    assert_int_equal(st->changes, 4);
+    assert_int_equal(rcoll__shm_rstore_choose(&sh1, k, n, &e), e);   /* plain */
+    rcoll__shm_rstore_sample(&sh0, n, 0, 0, 2000000);
+    assert_int_equal(st->changes, 5);
+    assert_int_equal(rcoll__shm_rstore_choose(&sh1, k, n, &e), !e);  /* streaming */
+    /* the phase is over: a try of plain finds 200 us and switches back */
+    rcoll__shm_rstore_sample(&sh0, n, 0, 1, 200000);
+    assert_int_equal(st->changes, 6);
+    assert_int_equal(st->jumps, 1);
+    assert_int_equal(rcoll__shm_rstore_choose(&sh1, k, n, &e), e);   /* plain */
+
+    /* a spell of 3 slow calls, then fast again: after the jump and 3 calls
+     * of streaming, plain's first try finds it fast and stays */
+    for (int i = 0; i < 3; i++) {
+        rcoll__shm_rstore_sample(&sh0, n, 0, 0, 200000);
+    }
+    for (int i = 0; i < 3; i++) {
+        rcoll__shm_rstore_sample(&sh0, n, 0, 0, 900000);
+    }
+    assert_int_equal(st->jumps, 2);
+    assert_int_equal(st->changes, 7);
+    for (int i = 0; i < 3; i++) {
+        rcoll__shm_rstore_sample(&sh0, n, 1, 0, 300000);
+    }
+    assert_int_equal(st->changes, 8);
+    rcoll__shm_rstore_sample(&sh0, n, 0, 0, 200000);
+    rcoll__shm_rstore_sample(&sh0, n, 0, 0, 200000);
+    assert_int_equal(st->changes, 8);
+    assert_int_equal(rcoll__shm_rstore_choose(&sh1, k, n, &e), e);   /* plain */
+
+    /* every call timed from RCOLL__SHM_STORE_TIME_ALL, one in 8 below */
+    uint64_t timed_big = 0, timed_small = 0, calls = 4096;
+    for (k = 1; k <= calls; k++) {
+        rcoll__shm_store_call_t c;
+        rcoll__shm_store_call_begin(&sh0, &c, k, RCOLL__SHM_STORE_TIME_ALL,
+                                    rcoll__shm_rstore_choose);
+        timed_big += c.t0 != 0;
+        rcoll__shm_store_call_begin(&sh0, &c, k, RCOLL__SHM_STORE_TIME_ALL - 1,
+                                    rcoll__shm_rstore_choose);
+        timed_small += c.t0 != 0;
+        rcoll__shm_store_call_begin(&sh1, &c, k, RCOLL__SHM_STORE_TIME_ALL,
+                                    rcoll__shm_rstore_choose);
+        assert_int_equal(c.t0, 0);                          /* only rank 0 times */
+    }
+    assert_int_equal(timed_big, calls);
+    assert_true(timed_small > calls / 8 / 2 && timed_small < calls / 8 * 2);
+}
+
 /* The reduce_scatter's: classes of the whole input from 8 KiB, its own word. */
 static void test_rsstore_choice(void **state)
 {
@@ -1683,6 +1793,7 @@ int main(void)
         cmocka_unit_test(test_store_choice),
         cmocka_unit_test(test_agstore_choice),
         cmocka_unit_test(test_rstore_choice),
+        cmocka_unit_test(test_store_jump),
         cmocka_unit_test(test_rsstore_choice),
         cmocka_unit_test(test_bcast_store_choice),
         cmocka_unit_test(test_bcast_path_choice),
