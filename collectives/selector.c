@@ -256,6 +256,11 @@ int rcoll_selector_stream_min(rcoll_context_t *ctx, size_t *v)
     return rcoll_tune_stream_min(rcoll_selector_tune(ctx), v);
 }
 
+int rcoll_selector_pair_flat_max(rcoll_context_t *ctx, size_t *v)
+{
+    return rcoll_tune_pair_flat_max(rcoll_selector_tune(ctx), v);
+}
+
 rcoll_status_t rcoll_selector_init(rcoll_context_t *ctx)
 {
     const rcoll_config_t *cfg = rcoll_ctx_config(ctx);

@@ -110,6 +110,8 @@ typedef struct rcoll_tune {
     int                cma_line[RCOLL_TUNE_NCMA];     /* its line; 0: not given */
     size_t             stream_min;     /* `shm stream_min`: SIZE_MAX = off */
     int                stream_line;    /* its line; 0: not given */
+    size_t             pair_flat_max;  /* `shm pair_flat_max` */
+    int                pair_flat_line; /* its line; 0: not given */
 } rcoll_tune_t;
 
 /* Name ("alpha"), unit ("s", "s/B") and accepted range of a key; find: the
@@ -158,6 +160,15 @@ int rcoll_tune_stream_min(const rcoll_tune_t *t, size_t *v);
  * number, *v set (SIZE_MAX: off); 0 where the file has none (or there is
  * no file): auto is then half the L2 cache (common/stream_min.h). */
 int rcoll_selector_stream_min(rcoll_context_t *ctx, size_t *v);
+
+/* RCOLL_SHM_PAIR_FLAT_MAX=auto's value from tune file t (may be NULL): its
+ * `shm pair_flat_max SIZE` line (returns the line), else
+ * RCOLL_TUNE_PAIR_FLAT_MAX_DEFAULT (returns 0). */
+#define RCOLL_TUNE_PAIR_FLAT_MAX_DEFAULT 4096
+int rcoll_tune_pair_flat_max(const rcoll_tune_t *t, size_t *v);
+
+/* The same from the context's tune file (none: the default, 0). */
+int rcoll_selector_pair_flat_max(rcoll_context_t *ctx, size_t *v);
 
 /* For rcoll_tune, which times the crossovers with the single-copy sizes it
  * has just measured: they replace the tune file's and the defaults on this

@@ -228,6 +228,16 @@ int rcoll_tune_stream_min(const rcoll_tune_t *t, size_t *v)
     return 0;
 }
 
+int rcoll_tune_pair_flat_max(const rcoll_tune_t *t, size_t *v)
+{
+    if (t != NULL && t->pair_flat_line > 0) {
+        *v = t->pair_flat_max;
+        return t->pair_flat_line;
+    }
+    *v = RCOLL_TUNE_PAIR_FLAT_MAX_DEFAULT;
+    return 0;
+}
+
 void rcoll_tune_cma_format(size_t lo, size_t hi, char *buf, size_t len)
 {
     if (lo > hi)
@@ -249,8 +259,21 @@ static rcoll_status_t tune_parse_shm(tune_ctx_t *tc, char **tok, int ntok, rcoll
     uint64_t lo, hi;
 
     if (ntok != 3)
-        return tune_fail(tc, "expected shm cma_bcast|cma_allgather|cma_reduce SIZES|none or shm "
-                         "stream_min SIZE|off, got %d field%s", ntok, ntok == 1 ? "" : "s");
+        return tune_fail(tc, "expected shm cma_bcast|cma_allgather|cma_reduce SIZES|none, shm "
+                         "stream_min SIZE|off or shm pair_flat_max SIZE, got %d field%s", ntok,
+                         ntok == 1 ? "" : "s");
+    if (strcmp(tok[1], "pair_flat_max") == 0) {
+        uint64_t v;
+        if (t->pair_flat_line > 0)
+            return tune_fail(tc, "shm pair_flat_max given twice (first on line %d)",
+                             t->pair_flat_line);
+        if (tune_parse_num(tok[2], strlen(tok[2]), (uint64_t)1 << 40, &v) != 0)
+            return tune_fail(tc, "shm pair_flat_max: bad size '%s' (expected bytes with an "
+                             "optional k/m/g suffix)", tok[2]);
+        t->pair_flat_max = (size_t)v;
+        t->pair_flat_line = tc->line;
+        return RCOLL_OK;
+    }
     if (strcmp(tok[1], "stream_min") == 0) {
         uint64_t v;
         if (t->stream_line > 0)
@@ -268,7 +291,7 @@ static rcoll_status_t tune_parse_shm(tune_ctx_t *tc, char **tok, int ntok, rcoll
     int w = rcoll_tune_cma_find(tok[1]);
     if (w < 0)
         return tune_fail(tc, "unknown shm setting '%s' (valid: cma_bcast, cma_allgather, "
-                         "cma_reduce, stream_min)", tok[1]);
+                         "cma_reduce, stream_min, pair_flat_max)", tok[1]);
     if (t->cma_line[w] > 0)
         return tune_fail(tc, "shm %s given twice (first on line %d)", tok[1], t->cma_line[w]);
     if (strcmp(tok[2], "none") == 0) {

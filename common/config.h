@@ -56,6 +56,7 @@ typedef struct rcoll_config {
     char     shm_cma[RCOLL_CONFIG_STR_MAX];     /* RCOLL_SHM_CMA: auto|on|off */
     char     shm_adapt[RCOLL_CONFIG_STR_MAX];   /* RCOLL_SHM_ADAPT: auto|off|random */
     size_t   shm_stream_min;       /* RCOLL_SHM_STREAM_MIN: bytes, or SIZE_AUTO / SIZE_OFF */
+    size_t   shm_pair_flat_max;    /* RCOLL_SHM_PAIR_FLAT_MAX: bytes, or SIZE_AUTO */
     char     fault[RCOLL_CONFIG_STR_MAX];       /* RCOLL_FAULT: test-only kill point (fault_hook.h) */
     /* dead ranks (src/liveness.c) */
     char     liveness[RCOLL_CONFIG_STR_MAX];    /* RCOLL_LIVENESS: all|transport */

@@ -104,6 +104,14 @@ static const rcoll_config_entry_t core_table[] = {
       "May differ between ranks. Set with rcoll_config_set, it applies to the segments set up "
       "afterwards",
       RCOLL_CONFIG_SIZE, F(shm_stream_min), "auto|off", 1, .min = 0, .max = 1099511627776.0 },
+    { "SHM_PAIR_FLAT_MAX", "auto", "Largest shm allreduce in bytes, on a node's segment of 2 "
+      "ranks, that takes the flat path (each rank reduces the whole vector out of the other's "
+      "slot, fewest hand-overs); larger ones take the pipeline (each rank reduces half, "
+      "half the bytes between cores). At most the slot size (256 KiB); 0: always the pipeline. "
+      "auto: the tune file's shm pair_flat_max line (rcoll_tune measures it; docs/tuning.md), "
+      "else 4096. Rank 0's value at the segment's set-up applies to every rank. Set with "
+      "rcoll_config_set, it applies to the segments set up afterwards",
+      RCOLL_CONFIG_SIZE, F(shm_pair_flat_max), "auto", 1, .min = 0, .max = 1099511627776.0 },
     { "FAULT", "", "Test and diagnostic setting, never for production: <world rank>:<point>[:<n>] "
       "makes that rank kill itself (SIGKILL) at point fence (init's address exchange), shm-setup "
       "(the world communicator's shared-memory segment set up), pipeline (a large shm allreduce "

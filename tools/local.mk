@@ -10,7 +10,7 @@ tools_rcoll_info_LDADD = librcoll.la $(UCX_LIBS) $(PMIX_LIBS) $(HWLOC_LIBS) $(IB
 # tables and the reduction kernels, hence static like rcoll_info.
 bin_PROGRAMS += tools/rcoll_tune
 tools_rcoll_tune_SOURCES = tools/rcoll_tune.c tools/rcoll_tune_time.c tools/rcoll_tune_model.c tools/rcoll_tune_cma.c \
-    tools/rcoll_tune_stream.c tools/rcoll_tune_modes.c \
+    tools/rcoll_tune_stream.c tools/rcoll_tune_flat.c tools/rcoll_tune_modes.c \
     tools/rcoll_tune.h
 tools_rcoll_tune_CPPFLAGS = $(RCOLL_INTERNAL_CPPFLAGS)
 tools_rcoll_tune_LDFLAGS = -static

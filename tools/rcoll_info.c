@@ -60,6 +60,23 @@ static void print_config(const rcoll_config_t *cfg)
                     rcoll_tune_free(&tune);
                 }
             }
+            if (e->offset == offsetof(rcoll_config_t, shm_pair_flat_max) &&
+                cfg->shm_pair_flat_max == RCOLL_CONFIG_SIZE_AUTO) {
+                rcoll_tune_t tune;
+                char err[256];
+                int ok = cfg->tune_file[0] != '\0' &&
+                         rcoll_tune_parse_file(cfg->tune_file, &tune, err, sizeof(err)) == RCOLL_OK;
+                size_t fmax;
+                int line = rcoll_tune_pair_flat_max(ok ? &tune : NULL, &fmax);
+                if (line > 0) {
+                    snprintf(value, sizeof(value), "auto (%zu: tune file line %d)", fmax, line);
+                } else {
+                    snprintf(value, sizeof(value), "auto (%zu)", fmax);
+                }
+                if (ok) {
+                    rcoll_tune_free(&tune);
+                }
+            }
             rcoll_config_describe(e, rules, sizeof(rules));
             snprintf(envname, sizeof(envname), "RCOLL_%s", e->name);
             printf("%-32s = %-12s (default: %s%s)\n    %s%s%s\n", envname, value[0] ? value : "\"\"",

@@ -14,8 +14,9 @@
  * and the sizes at which the shm bcast, allgather and reduce should read
  * straight from the owner's memory (`shm cma_* RANGE` lines,
  * rcoll_tune_cma.c) and the receive-buffer size from which streaming
- * copies pay (`shm stream_min`, rcoll_tune_stream.c), then reads the file
- * back with the library's parser.
+ * copies pay (`shm stream_min`, rcoll_tune_stream.c) and, on 2 ranks, the
+ * largest allreduce that takes the flat path (`shm pair_flat_max`,
+ * rcoll_tune_flat.c), then reads the file back with the library's parser.
  * The single-copy sizes are measured before the crossovers, and the
  * crossovers timed with them (rcoll_selector_set_cma), so the rules pick
  * shm where the single-copy path makes it the fastest.
@@ -189,7 +190,7 @@ static void cpu_model(char *buf, size_t len)
 
 static int write_file(const char *path, const tune_run_t *r, const double *model,
                       const coll_result_t *res, const tune_cma_t *cma,
-                      const tune_stream_t *stream, int model_only)
+                      const tune_stream_t *stream, const tune_flat_t *flat, int model_only)
 {
     char tmp[4096], cpu[256], date[64];
     time_t now = time(NULL);
@@ -220,6 +221,7 @@ static int write_file(const char *path, const tune_run_t *r, const double *model
     if (!model_only) {
         tune_write_cma(f, r, cma);
         tune_write_stream(f, r, stream);
+        tune_write_flat(f, r, flat);
     }
     for (int c = 0; c < RCOLL_COLL_LAST; c++)
         if (res[c].nsizes > 0)          /* none measured: --model-only */
@@ -257,6 +259,7 @@ int main(int argc, char **argv)
     static coll_result_t res[RCOLL_COLL_LAST];
     static tune_cma_t cma;
     static tune_stream_t stream;
+    static tune_flat_t flat;
     double model[RCOLL_TUNE_NKEYS];
     /* an installed tune file must not steer the measuring itself */
     const char *const config[] = { "RCOLL_TUNE_FILE=none", NULL };
@@ -355,10 +358,21 @@ int main(int argc, char **argv)
             if ((st = rcoll_config_set(r.ctx, "RCOLL_SHM_STREAM_MIN", v)) != RCOLL_OK)
                 goto fail;
         }
+        if (r.rank == 0)
+            fprintf(stderr, "rcoll_tune: the largest flat allreduce on 2 ranks "
+                    "(RCOLL_SHM_PAIR_FLAT_MAX)\n");
+        if ((st = tune_measure_flat(&r, &flat)) != RCOLL_OK)
+            goto fail;
+        if (flat.measured) {
+            char v[32];
+            snprintf(v, sizeof(v), "%zu", flat.max);
+            if ((st = rcoll_config_set(r.ctx, "RCOLL_SHM_PAIR_FLAT_MAX", v)) != RCOLL_OK)
+                goto fail;
+        }
         /* measured is the same on every rank (cma_possible_here is, and a
          * failure ends the run), so the dup is collective where it happens;
          * not measured, the world's segment already has the default sizes */
-        if (cma.measured || stream.measured) {
+        if (cma.measured || stream.measured || flat.measured) {
             for (int w = 0; w < RCOLL_TUNE_NCMA && cma.measured; w++)
                 rcoll_selector_set_cma(r.ctx, w, cma.lo[w], cma.hi[w]);
             if ((st = rcoll_comm_dup(r.world, &xcomm)) != RCOLL_OK)
@@ -376,7 +390,7 @@ int main(int argc, char **argv)
     if (r.rank == 0) {
         rcoll_tune_t check;
         char err[512];
-        if (write_file(out, &r, model, res, &cma, &stream, model_only) != 0) {
+        if (write_file(out, &r, model, res, &cma, &stream, &flat, model_only) != 0) {
             rc = 1;
         } else if (rcoll_tune_parse_file(out, &check, err, sizeof(err)) != RCOLL_OK) {
             fprintf(stderr, "rcoll_tune: the file written does not parse: %s\n", err);

@@ -2,13 +2,15 @@
  * rcoll_tune.h - what the parts of the calibration command share
  * (rcoll_tune.c: options, the crossovers and the file; rcoll_tune_model.c:
  * the model's figures; rcoll_tune_cma.c: the single-copy sizes;
- * rcoll_tune_stream.c: where streaming copies begin; rcoll_tune_modes.c:
+ * rcoll_tune_stream.c: where streaming copies begin; rcoll_tune_flat.c:
+ * the largest flat 2-rank allreduce; rcoll_tune_modes.c:
  * the shm algorithms timed under two values of a setting;
  * rcoll_tune_time.c: timing one call).  See docs/tuning.md.
  */
 #ifndef RCOLL_TUNE_TOOL_H
 #define RCOLL_TUNE_TOOL_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include "rcoll.h"
@@ -100,5 +102,49 @@ typedef struct {
 
 rcoll_status_t tune_measure_stream(tune_run_t *r, tune_stream_t *s);
 void tune_write_stream(FILE *f, const tune_run_t *r, const tune_stream_t *s);
+
+/* The largest flat shm allreduce on 2 ranks (rcoll_tune_flat.c): its times
+ * flat wherever it fits ([0]) and always pipelined ([1]), and the value
+ * chosen (max). */
+#define TUNE_FLAT_MAX_SIZES 12
+typedef struct {
+    int    measured;
+    char   why[160];                /* not measured: why */
+    size_t size[TUNE_FLAT_MAX_SIZES];
+    int    nsizes;
+    double t[2][TUNE_FLAT_MAX_SIZES];
+    size_t max;
+} tune_flat_t;
+
+rcoll_status_t tune_measure_flat(tune_run_t *r, tune_flat_t *s);
+void tune_write_flat(FILE *f, const tune_run_t *r, const tune_flat_t *s);
+/* The value tune_measure_flat writes for the times flat[] and pipe[] at
+ * size[0..n-1] (ascending): the cut (flat below, pipelined above) with the
+ * smallest summed log-time, halfway (geometrically) between the last size
+ * flat keeps and the next; every size flat: size[n - 1]; none: 0.  A time
+ * that is not positive (a failed call) never wins. */
+static inline size_t tune_flat_cut(const size_t *size, const double *flat, const double *pipe,
+                                   int n)
+{
+    int best_i = 0;
+    double best = INFINITY;
+
+    for (int i = 0; i <= n; i++) {          /* flat for size[0..i-1], the pipeline above */
+        double sum = 0;
+        for (int j = 0; j < n; j++) {
+            double t = j < i ? flat[j] : pipe[j];
+            sum += t > 0 ? log(t) : INFINITY;
+        }
+        if (sum < best) {
+            best = sum;
+            best_i = i;
+        }
+    }
+    if (best_i == 0)
+        return 0;
+    if (best_i == n)
+        return size[n - 1];
+    return (size_t)floor(sqrt((double)size[best_i - 1] * (double)size[best_i]));
+}
 
 #endif

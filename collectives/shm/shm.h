@@ -221,6 +221,8 @@ typedef struct rcoll__shm {
     size_t    ag_rotate_min; /* 2-rank allgather blocks rotate from this (RCOLL__SHM_AG_ROTATE_MIN) */
     size_t    stream_min; /* receive buffers from this size on are written with
                            * streaming stores (shm_copy.h, RCOLL_SHM_STREAM_MIN) */
+    size_t    pair_flat_max; /* 2 ranks: allreduces up to this take the flat path
+                              * (RCOLL_SHM_PAIR_FLAT_MAX; rank 0's, in the header) */
     /* How the pipeline buffers are cut up now: the pipelined collectives
      * use nbuf input pieces of one chunk each and nbuf result buffers of one
      * slice, a 2-rank allreduce nbuf / 2 of twice that (pair pieces), a
@@ -414,6 +416,20 @@ static inline int rcoll__shm_flat(const rcoll__shm_t *sh, size_t bytes)
 {
     return bytes <= sh->small_max && rcoll__shm_flat_fits(bytes, sh->p);
 }
+
+/* The same for an allreduce, which on 2 ranks goes flat only up to
+ * pair_flat_max: its pipeline halves what crosses between cores, and from a
+ * few KiB that beats the flat path's fewer hand-overs (docs/shm.md, "The
+ * 2-rank allreduce's flat limit"); a reduce keeps the slot's limit (its
+ * pieced flat path overlaps the root's folds with the copies). */
+static inline int rcoll__shm_ar_flat(const rcoll__shm_t *sh, size_t bytes)
+{
+    return rcoll__shm_flat(sh, bytes) && (sh->p > 2 || bytes <= sh->pair_flat_max);
+}
+
+/* RCOLL_SHM_PAIR_FLAT_MAX resolved for a new segment (auto: the tune file's
+ * line, else the default; ctx NULL: the default). */
+size_t rcoll__shm_pair_flat_max(rcoll_context_t *ctx);
 
 /* Copy-only collectives (bcast, allgather) use the slots up to 64 KiB even
  * where the slots are larger (2 ranks): above that their pipeline overlaps

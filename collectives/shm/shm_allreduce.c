@@ -4,6 +4,7 @@
  * shm_reduction.c with every rank receiving the result.
  */
 #include "shm.h"
+#include "selector.h"
 #include "shm_reduction.h"
 
 static rcoll_status_t ar_shm_progress(rcoll_task_t *task)
@@ -20,7 +21,8 @@ static double ar_shm_cost(const rcoll_model_t *m, size_t bytes, int nranks, int 
 {
     double n = (double)bytes;
     /* small: copy in, read p slots; large: copy in, reduce a slice, copy out */
-    int flat = rcoll__shm_flat_fits(bytes, nranks);
+    int flat = rcoll__shm_flat_fits(bytes, nranks) &&
+               (nranks > 2 || bytes <= RCOLL_TUNE_PAIR_FLAT_MAX_DEFAULT);
     return rcoll__shm_cost(m, nranks, ppn, flat ? n * (1 + nranks) : 3 * n);
 }
 

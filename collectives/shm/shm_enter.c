@@ -81,9 +81,14 @@ static void setup_done(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
         } else {
             snprintf(smin, sizeof(smin), "from %zu bytes", sh->stream_min);
         }
-        rcoll_debug("shm: communicator 0x%llx: segment ready (%zu bytes, slot %zu, slice %zu, "
+        char flat[48] = "";
+        if (sh->p == 2) {
+            snprintf(flat, sizeof(flat), ", allreduce flat up to %zu bytes",
+                     sh->pair_flat_max < sh->small_max ? sh->pair_flat_max : sh->small_max);
+        }
+        rcoll_debug("shm: communicator 0x%llx: segment ready (%zu bytes, slot %zu, slice %zu%s, "
                     "streaming copies into receive buffers: %s)",
-                    (unsigned long long)comm->id, sh->size, sh->small_max, sh->slice, smin);
+                    (unsigned long long)comm->id, sh->size, sh->small_max, sh->slice, flat, smin);
         return;
     }
     rcoll__shm_segment_drop(sh);

@@ -377,7 +377,8 @@ rcoll_status_t rcoll__shm_reduce_progress(rcoll_task_t *task, rcoll__shm_red_t *
     if (reduce && !S->store.chosen && n >= sh->rstore.min) {
         rcoll__shm_store_call_begin(sh, &S->store, S->op.k, n, rcoll__shm_rstore_choose);
     }
-    rcoll_status_t st = !rcoll__shm_flat(sh, n)                ? ar_large(task, S, root)
+    int flat = reduce ? rcoll__shm_flat(sh, n) : rcoll__shm_ar_flat(sh, n);
+    rcoll_status_t st = !flat                                  ? ar_large(task, S, root)
                       : reduce && n >= sh->red_pieced_min ? red_small_pieced(task, S, n, root)
                                                                : ar_small(task, S, n, root);
     if (reduce && st == RCOLL_OK) {

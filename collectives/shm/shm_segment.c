@@ -48,7 +48,7 @@
 #include "selector.h"
 
 #define SHM_MAGIC   0x72636f6c6c73686dULL   /* "rcollshm" */
-#define SHM_VERSION 5
+#define SHM_VERSION 6
 
 typedef struct {
     uint64_t         magic;
@@ -58,6 +58,7 @@ typedef struct {
     uint64_t         size, rank_stride, slot_stride, small_max, slice, chunk;
     int32_t          nbuf;
     uint64_t         job_token;          /* rcoll__auth_token(ctx, "shm", comm id) */
+    uint64_t         pair_flat_max;      /* rank 0's RCOLL_SHM_PAIR_FLAT_MAX, resolved */
 } shm_header_t;
 
 /* Why this rank has no segment, into sh->why: the shm collectives that
@@ -150,12 +151,27 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
         rcoll_selector_stream_min(comm->ctx, &tuned) > 0) {
         sh->stream_min = tuned;      /* measured by rcoll_tune (docs/tuning.md) */
     }
+    sh->pair_flat_max = rcoll__shm_pair_flat_max(comm->ctx);   /* rank 0's is the one kept */
     sh->store.min = sh->agstore.min = sh->rstore.min = sh->rsstore.min = sh->bstore.min = SIZE_MAX;
     if (comm->ctx != NULL) {
         rcoll__shm_store_offer(sh, rcoll_ctx_config(comm->ctx)->shm_adapt,
                                rcoll__shm_oversubscribed(sh));
     }
     return sh;
+}
+
+size_t rcoll__shm_pair_flat_max(rcoll_context_t *ctx)
+{
+    size_t v = RCOLL_TUNE_PAIR_FLAT_MAX_DEFAULT;
+    if (ctx != NULL) {
+        size_t set = rcoll_ctx_config(ctx)->shm_pair_flat_max;
+        if (set == RCOLL_CONFIG_SIZE_AUTO) {
+            (void)rcoll_selector_pair_flat_max(ctx, &v);
+        } else {
+            v = set;
+        }
+    }
+    return v;
 }
 
 /* The pipeline buffers start cut into nbuf whole chunks (rcoll__shm_pipe_start
@@ -178,6 +194,7 @@ static void geometry_from(rcoll__shm_t *sh, const shm_header_t *h)
     sh->slice = h->slice;
     sh->chunk = h->chunk;
     sh->nbuf = h->nbuf;
+    sh->pair_flat_max = (size_t)h->pair_flat_max;
     cut_whole_chunks(sh);
 }
 
@@ -193,6 +210,7 @@ static void geometry_to(shm_header_t *h, const rcoll__shm_t *sh)
     h->slice = sh->slice;
     h->chunk = sh->chunk;
     h->nbuf = sh->nbuf;
+    h->pair_flat_max = sh->pair_flat_max;
 }
 
 void rcoll__shm_layout(rcoll__shm_t *sh, size_t small_max, size_t slice, int nbuf,

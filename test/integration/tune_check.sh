@@ -18,7 +18,12 @@
 #   5. F holds the measured `shm stream_min`; a file's line is what a segment
 #      takes under RCOLL_SHM_STREAM_MIN=auto, not over an explicit setting,
 #      and rcoll_info shows it with its line.
-# Exit status 0 only if all hold.  About 40 s.
+#   6. F holds the measured `shm pair_flat_max`; a file's line is what a
+#      2-rank segment takes under RCOLL_SHM_PAIR_FLAT_MAX=auto, not over an
+#      explicit setting; ranks set differently take rank 0's value (both
+#      ranks' debug line) and allreduces on either side of both values are
+#      right; rcoll_info shows the line.
+# Exit status 0 only if all hold.  About 45 s.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -218,6 +223,44 @@ done
 RCOLL_TUNE_FILE=$dir/stream "$top/tools/rcoll_info" > "$dir/stream-info.log" 2>&1
 grep -qF "RCOLL_SHM_STREAM_MIN             = auto (3145728: tune file line $n)" "$dir/stream-info.log" ||
     bad "rcoll_info does not show the file's shm stream_min: $(grep STREAM_MIN "$dir/stream-info.log")"
+
+# 6. the largest flat allreduce on a 2-rank segment (shm pair_flat_max)
+if [ "$(nproc)" -ge 2 ]; then
+    grep -qE '^shm pair_flat_max +[0-9]+$' "$F" || bad "F has no measured shm pair_flat_max line"
+fi
+{ p2p_first; grep -vE '^shm pair_flat_max ' "$F"; } > "$dir/flat"
+echo 'shm pair_flat_max 12k' >> "$dir/flat"
+n=$(grep -c '' "$dir/flat")
+for setting in auto 0; do
+    if ! env "${shm_only[@]}" RCOLL_TUNE_FILE=$dir/flat RCOLL_SHM_PAIR_FLAT_MAX=$setting \
+            RCOLL_LOG_LEVEL=debug \
+            timeout --kill-after=10 60 "${run[@]}" "$top/examples/rcoll_osu_allreduce" \
+            -s 8192,12288,12292,65536 -i 20 -c > "$dir/flat-$setting.log" 2>&1; then
+        bad "an allreduce with a shm pair_flat_max line and RCOLL_SHM_PAIR_FLAT_MAX=$setting failed"
+        tail -n 8 "$dir/flat-$setting.log"
+    fi
+    want="allreduce flat up to 12288 bytes"
+    [ "$setting" = 0 ] && want="allreduce flat up to 0 bytes"
+    [ "$(grep -c "segment ready.*$want" "$dir/flat-$setting.log")" -ge 2 ] ||
+        bad "RCOLL_SHM_PAIR_FLAT_MAX=$setting with the file's 12k: no segment on both ranks with '$want'"
+done
+for pair in "0 256k 0" "256k 0 262144"; do
+    set -- $pair
+    if ! env "${shm_only[@]}" RCOLL_LOG_LEVEL=debug FLAT0=$1 FLAT1=$2 \
+            timeout --kill-after=10 60 "${run[@]}" bash -c \
+            'if [ "$PMIX_RANK" = 0 ]; then export RCOLL_SHM_PAIR_FLAT_MAX=$FLAT0;
+             else export RCOLL_SHM_PAIR_FLAT_MAX=$FLAT1; fi; exec "$@"' flat \
+            "$top/examples/rcoll_osu_allreduce" -s 4,1000,4096,8192,65536,262144 -i 20 -c \
+            > "$dir/flat-ranks.log" 2>&1; then
+        bad "an allreduce with RCOLL_SHM_PAIR_FLAT_MAX=$1 on rank 0 and $2 on rank 1 failed"
+        tail -n 8 "$dir/flat-ranks.log"
+    fi
+    [ "$(grep -c "segment ready.*allreduce flat up to $3 bytes" "$dir/flat-ranks.log")" -ge 2 ] ||
+        bad "RCOLL_SHM_PAIR_FLAT_MAX=$1 on rank 0, $2 on rank 1: not rank 0's value on both ranks: $(grep 'segment ready' "$dir/flat-ranks.log")"
+done
+RCOLL_TUNE_FILE=$dir/flat "$top/tools/rcoll_info" > "$dir/flat-info.log" 2>&1
+grep -qF "RCOLL_SHM_PAIR_FLAT_MAX          = auto (12288: tune file line $n)" "$dir/flat-info.log" ||
+    bad "rcoll_info does not show the file's shm pair_flat_max: $(grep PAIR_FLAT "$dir/flat-info.log")"
 
 if [ "$fail" != 0 ]; then
     for l in mismatch broken; do echo "--- $l.log"; tail -n 8 "$dir/$l.log"; done

@@ -16,6 +16,7 @@
 #include "coll.h"
 #include "config.h"
 #include "selector.h"
+#include "../../tools/rcoll_tune.h"
 
 static const char *good =
     "# rcoll tune file\n"
@@ -260,8 +261,57 @@ static void test_shm_stream_min(void **state)
     expect_error("shm stream_min 1x\n", "bad.tune:1: ", "shm stream_min: bad size '1x'");
     expect_error("shm stream_min -1\n", "bad.tune:1: ", "shm stream_min: bad size '-1'");
     expect_error("shm stream_min never\n", "bad.tune:1: ", "bad size 'never'");
-    expect_error("shm stream_min\n", "bad.tune:1: ", "shm stream_min SIZE|off, got 2 fields");
+    expect_error("shm stream_min\n", "bad.tune:1: ", "shm stream_min SIZE|off or shm pair_flat_max SIZE, got 2 fields");
     expect_error("shm stream_mins 1m\n", "bad.tune:1: ", "unknown shm setting 'stream_mins'");
+}
+
+/* `shm pair_flat_max SIZE`: stored with its line, absent by default (the
+ * default then, line 0), each kind of bad line refused; and the cut
+ * rcoll_tune writes from its times. */
+static void test_shm_pair_flat_max(void **state)
+{
+    rcoll_tune_t t;
+    char err[512];
+    size_t v;
+
+    (void)state;
+    assert_int_equal(rcoll_tune_parse_text("bcast * binomial\n", "s", &t, err, sizeof(err)), RCOLL_OK);
+    assert_int_equal(t.pair_flat_line, 0);
+    assert_int_equal(rcoll_tune_pair_flat_max(&t, &v), 0);
+    assert_int_equal(v, RCOLL_TUNE_PAIR_FLAT_MAX_DEFAULT);
+    rcoll_tune_free(&t);
+    assert_int_equal(rcoll_tune_pair_flat_max(NULL, &v), 0);
+    assert_int_equal(v, RCOLL_TUNE_PAIR_FLAT_MAX_DEFAULT);
+    assert_int_equal(rcoll_tune_parse_text("shm stream_min off\nshm pair_flat_max 12k  # measured\n",
+                                           "s", &t, err, sizeof(err)), RCOLL_OK);
+    assert_int_equal(rcoll_tune_pair_flat_max(&t, &v), 2);
+    assert_int_equal(v, 12288);
+    rcoll_tune_free(&t);
+    assert_int_equal(rcoll_tune_parse_text("shm pair_flat_max 0\n", "s", &t, err, sizeof(err)), RCOLL_OK);
+    assert_true(t.pair_flat_line == 1 && t.pair_flat_max == 0);
+    rcoll_tune_free(&t);
+
+    expect_error("shm pair_flat_max 4k\nshm pair_flat_max 8k\n", "bad.tune:2: ",
+                 "shm pair_flat_max given twice (first on line 1)");
+    expect_error("shm pair_flat_max off\n", "bad.tune:1: ", "shm pair_flat_max: bad size 'off'");
+    expect_error("shm pair_flat_max -1\n", "bad.tune:1: ", "shm pair_flat_max: bad size '-1'");
+    expect_error("shm pair_flat_max 2t\n", "bad.tune:1: ", "shm pair_flat_max: bad size '2t'");
+    expect_error("shm pair_flat_max\n", "bad.tune:1: ", "got 2 fields");
+
+    /* the cut: flat below, pipelined above, by the smallest summed log-time */
+    static const size_t size[] = { 8, 512, 2048, 8192, 32768, 131072 };
+    static const double flat[] = { 0.2, 0.3, 0.5, 2.0, 8.4, 32.7 };
+    static const double pipe[] = { 0.4, 0.4, 0.6, 1.0, 3.0, 9.6 };
+    assert_int_equal(tune_flat_cut(size, flat, pipe, 6), 4096);          /* sqrt(2048 * 8192) */
+    static const double slow[] = { 0.5, 0.6, 0.9, 3.0, 12.0, 50.0 };
+    assert_int_equal(tune_flat_cut(size, slow, flat, 6), 0);             /* pipelined everywhere */
+    assert_int_equal(tune_flat_cut(size, flat, flat, 6), 0);             /* ties: the pipeline */
+    assert_int_equal(tune_flat_cut(size, flat, slow, 6), 131072);        /* flat everywhere */
+    static const double noisy[] = { 0.4, 0.4, 0.45, 1.0, 3.0, 9.6 };     /* 2048 one-off: flat */
+    static const double flat2[] = { 0.2, 0.3, 0.5, 0.7, 8.4, 32.7 };     /* 8192: flat by 30% */
+    assert_int_equal(tune_flat_cut(size, flat2, noisy, 6), 16384);
+    static const double failed[] = { 0.2, 0.3, -1, 2.0, 8.4, 32.7 };     /* a failed flat time */
+    assert_int_equal(tune_flat_cut(size, failed, pipe, 6), 1024);
 }
 
 static void test_file(void **state)
@@ -320,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_shm_cma),
         cmocka_unit_test(test_shm_stream_min),
+        cmocka_unit_test(test_shm_pair_flat_max),
         cmocka_unit_test(test_file),
         cmocka_unit_test(test_config_path),
     };
