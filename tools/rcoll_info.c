@@ -29,8 +29,43 @@
 #include "verbs/verbs.h"
 #include "stream_min.h"
 
+/* A size setting whose auto comes from the tune file, as "auto (VALUE)" or
+ * "auto (VALUE: tune file line N)"; get: the tune file's getter (t may be
+ * NULL: no file, or one that does not parse), SIZE_MAX shown as off. */
+typedef int (*tune_size_fn)(const rcoll_tune_t *t, size_t *v);
+
+static void format_auto(const rcoll_tune_t *tune, tune_size_fn get, char *value, size_t len)
+{
+    char v[32];
+    size_t x;
+    int line = get(tune, &x);
+
+    if (x == SIZE_MAX) {
+        snprintf(v, sizeof(v), "off");
+    } else {
+        snprintf(v, sizeof(v), "%zu", x);
+    }
+    if (line > 0) {
+        snprintf(value, len, "auto (%s: tune file line %d)", v, line);
+    } else {
+        snprintf(value, len, "auto (%s)", v);
+    }
+}
+
 static void print_config(const rcoll_config_t *cfg)
 {
+    static const struct {
+        size_t       offset;   /* the setting in rcoll_config_t */
+        tune_size_fn get;      /* its auto value from the tune file */
+    } from_tune[] = {
+        { offsetof(rcoll_config_t, shm_stream_min), rcoll_tune_stream_min },
+        { offsetof(rcoll_config_t, shm_pair_flat_max), rcoll_tune_pair_flat_max },
+    };
+    rcoll_tune_t tune;
+    char err[256];
+    int ok = cfg->tune_file[0] != '\0' &&
+             rcoll_tune_parse_file(cfg->tune_file, &tune, err, sizeof(err)) == RCOLL_OK;
+
     printf("# Settings (environment variable, current value, default, meaning)\n");
     for (int t = 0; rcoll_config_tables[t] != NULL; t++) {
         for (const rcoll_config_entry_t *e = rcoll_config_tables[t]; e->name != NULL; e++) {
@@ -38,43 +73,11 @@ static void print_config(const rcoll_config_t *cfg)
             char envname[96];
             char rules[160];
             rcoll_config_format(cfg, e, value, sizeof(value));
-            if (e->offset == offsetof(rcoll_config_t, shm_stream_min) &&
-                cfg->shm_stream_min == RCOLL_CONFIG_SIZE_AUTO) {
-                rcoll_tune_t tune;
-                char err[256], v[32];
-                int ok = cfg->tune_file[0] != '\0' &&
-                         rcoll_tune_parse_file(cfg->tune_file, &tune, err, sizeof(err)) == RCOLL_OK;
-                size_t smin;
-                int line = rcoll_tune_stream_min(ok ? &tune : NULL, &smin);
-                if (smin == SIZE_MAX) {
-                    snprintf(v, sizeof(v), "off");
-                } else {
-                    snprintf(v, sizeof(v), "%zu", smin);
-                }
-                if (line > 0) {
-                    snprintf(value, sizeof(value), "auto (%s: tune file line %d)", v, line);
-                } else {
-                    snprintf(value, sizeof(value), "auto (%s)", v);
-                }
-                if (ok) {
-                    rcoll_tune_free(&tune);
-                }
-            }
-            if (e->offset == offsetof(rcoll_config_t, shm_pair_flat_max) &&
-                cfg->shm_pair_flat_max == RCOLL_CONFIG_SIZE_AUTO) {
-                rcoll_tune_t tune;
-                char err[256];
-                int ok = cfg->tune_file[0] != '\0' &&
-                         rcoll_tune_parse_file(cfg->tune_file, &tune, err, sizeof(err)) == RCOLL_OK;
-                size_t fmax;
-                int line = rcoll_tune_pair_flat_max(ok ? &tune : NULL, &fmax);
-                if (line > 0) {
-                    snprintf(value, sizeof(value), "auto (%zu: tune file line %d)", fmax, line);
-                } else {
-                    snprintf(value, sizeof(value), "auto (%zu)", fmax);
-                }
-                if (ok) {
-                    rcoll_tune_free(&tune);
+            for (size_t i = 0; i < sizeof(from_tune) / sizeof(from_tune[0]); i++) {
+                if (e->offset == from_tune[i].offset &&
+                    *(const size_t *)(const void *)((const char *)cfg + e->offset) ==
+                        RCOLL_CONFIG_SIZE_AUTO) {
+                    format_auto(ok ? &tune : NULL, from_tune[i].get, value, sizeof(value));
                 }
             }
             rcoll_config_describe(e, rules, sizeof(rules));
@@ -83,6 +86,9 @@ static void print_config(const rcoll_config_t *cfg)
                    e->defval[0] ? e->defval : "\"\"", getenv(envname) ? ", set in environment" : "",
                    e->doc, rules[0] ? ". " : "", rules);
         }
+    }
+    if (ok) {
+        rcoll_tune_free(&tune);
     }
 }
 

@@ -82,6 +82,9 @@ rcoll_status_t tune_modes_open(tune_run_t *r, const char *var, const char *const
 rcoll_status_t tune_modes_time(tune_run_t *r, rcoll_coll_type_t coll, rcoll_comm_t *comm[2],
                                const size_t *size, int n, double *t[2]);
 void           tune_modes_close(rcoll_comm_t *comm[2]);
+/* open, time one collective, close: for a measure of one collective. */
+rcoll_status_t tune_modes_measure(tune_run_t *r, const char *var, const char *const value[2],
+                                  rcoll_coll_type_t coll, const size_t *size, int n, double *t[2]);
 
 rcoll_status_t tune_measure_cma(tune_run_t *r, tune_cma_t *c);
 void tune_write_cma(FILE *f, const tune_run_t *r, const tune_cma_t *c);

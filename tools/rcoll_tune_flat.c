@@ -44,7 +44,6 @@ static void flat_sizes(const tune_run_t *r, tune_flat_t *s)
 rcoll_status_t tune_measure_flat(tune_run_t *r, tune_flat_t *s)
 {
     static const char *const mode[2] = { "262144", "0" };
-    rcoll_comm_t *comm[2];
 
     memset(s, 0, sizeof(*s));
     if (!tune_shm_measurable(r)) {
@@ -56,17 +55,15 @@ rcoll_status_t tune_measure_flat(tune_run_t *r, tune_flat_t *s)
                  "the setting (run rcoll_tune on 2 ranks of one node to measure it)", r->size);
         return RCOLL_OK;
     }
-    rcoll_status_t st = tune_modes_open(r, "RCOLL_SHM_PAIR_FLAT_MAX", mode, comm);
     double *t[2] = { s->t[0], s->t[1] };
     flat_sizes(r, s);
-    if (st == RCOLL_OK)
-        st = tune_modes_time(r, RCOLL_COLL_ALLREDUCE, comm, s->size, s->nsizes, t);
+    rcoll_status_t st = tune_modes_measure(r, "RCOLL_SHM_PAIR_FLAT_MAX", mode, RCOLL_COLL_ALLREDUCE,
+                                           s->size, s->nsizes, t);
     if (st == RCOLL_OK)
         s->max = tune_flat_cut(s->size, s->t[0], s->t[1], s->nsizes);
     else
         fprintf(stderr, "rcoll_tune: rank %d: the 2-rank flat allreduce: %s\n", r->rank,
                 rcoll_strerror(st));
-    tune_modes_close(comm);
     s->measured = st == RCOLL_OK;
     return st;
 }

@@ -70,6 +70,18 @@ rcoll_status_t tune_modes_time(tune_run_t *r, rcoll_coll_type_t coll, rcoll_comm
     return st;
 }
 
+rcoll_status_t tune_modes_measure(tune_run_t *r, const char *var, const char *const value[2],
+                                  rcoll_coll_type_t coll, const size_t *size, int n, double *t[2])
+{
+    rcoll_comm_t *comm[2];
+    rcoll_status_t st = tune_modes_open(r, var, value, comm);
+
+    if (st == RCOLL_OK)
+        st = tune_modes_time(r, coll, comm, size, n, t);
+    tune_modes_close(comm);
+    return st;
+}
+
 void tune_modes_close(rcoll_comm_t *comm[2])
 {
     for (int m = 0; m < 2; m++) {

@@ -76,7 +76,6 @@ static size_t stream_from(const tune_stream_t *s)
 rcoll_status_t tune_measure_stream(tune_run_t *r, tune_stream_t *s)
 {
     static const char *const mode[2] = { "off", "0" };
-    rcoll_comm_t *comm[2];
 
     memset(s, 0, sizeof(*s));
     s->min = SIZE_MAX;
@@ -84,16 +83,14 @@ rcoll_status_t tune_measure_stream(tune_run_t *r, tune_stream_t *s)
         snprintf(s->why, sizeof(s->why), "%s", tune_shm_why_not(r));
         return RCOLL_OK;
     }
-    rcoll_status_t st = tune_modes_open(r, "RCOLL_SHM_STREAM_MIN", mode, comm);
     double *t[2] = { s->t[0], s->t[1] };
     stream_sizes(r, s);
-    if (st == RCOLL_OK)
-        st = tune_modes_time(r, RCOLL_COLL_ALLREDUCE, comm, s->size, s->nsizes, t);
+    rcoll_status_t st = tune_modes_measure(r, "RCOLL_SHM_STREAM_MIN", mode, RCOLL_COLL_ALLREDUCE,
+                                           s->size, s->nsizes, t);
     if (st == RCOLL_OK)
         s->min = stream_from(s);
     else
         fprintf(stderr, "rcoll_tune: rank %d: streaming copies: %s\n", r->rank, rcoll_strerror(st));
-    tune_modes_close(comm);
     s->measured = st == RCOLL_OK;
     return st;
 }
