@@ -25,6 +25,15 @@ void rcoll_reduce_local(void *inout, const void *in, size_t count,
 void rcoll_reduce_local3(void *dst, const void *a, const void *b, size_t count,
                          rcoll_datatype_t dtype, rcoll_op_t op);
 
+/* dst[i] = a[i] op b[i], and copy[i] = the same value, in one pass over a
+ * and b (the same bits as rcoll_reduce_local3).  dst may equal a or b; copy
+ * overlaps none of them.  stream: copy is written with non-temporal stores
+ * (no read for ownership; for a copy that leaves this core's caches) where
+ * the CPU has them and copy is 16-byte aligned, then fenced; else, or where
+ * copy is not aligned, with plain stores.  Any alignment otherwise. */
+void rcoll_reduce_local3_copy(void *dst, const void *a, const void *b, void *copy, size_t count,
+                              rcoll_datatype_t dtype, rcoll_op_t op, int stream);
+
 /* IEEE binary16 and bfloat16 conversions (round to nearest even). */
 float    rcoll_half_to_float(uint16_t h);
 uint16_t rcoll_float_to_half(float f);

@@ -13,13 +13,15 @@
  * the slices of the others into its input buffer, (B) rank r reduces slice
  * r over all ranks in rank order (its own slice straight from its send
  * buffer) into its result buffer (2-rank allreduce: over the other rank's
- * input slice, res_over_input), (C) every rank that needs the result
- * copies all result slices out.  Stages of consecutive chunks overlap
+ * input slice, res_over_input, and into its receive buffer in the same
+ * pass), (C) every rank that needs the result copies all result slices
+ * out.  Stages of consecutive chunks overlap
  * across nbuf buffers; each byte crosses between cores once each way.
  *
  * Waits: step 1 a slot still being read, step 2 a contribution, step 16 + c
  * chunk c of the pipeline (task->wait_peer names the rank).
  */
+#include <stdint.h>
 #include <string.h>
 #include "reduce.h"
 #include "shm_adapt.h"
@@ -280,7 +282,15 @@ static int stage_reduce(rcoll_task_t *task, void *state)
     char *mine_out = (char *)a->recvbuf + (c.off + lo) * c.es;
     char *out = over ? rcoll__shm_in(sh, 1 - me, g) + lo * c.es : direct ? mine_out : res;
 #define SRC(_q) ((_q) == me ? mine : rcoll__shm_in(sh, (_q), g) + lo * c.es)
-    if (len > 0) {
+    int stream = a->count * c.es >= sh->stream_min;
+    if (len > 0 && over && !a->in_place && (!stream || ((uintptr_t)mine_out & 15) == 0)) {
+        /* the result over the other's input and into my receive buffer in
+         * one pass (docs/shm.md, "The result written twice in one pass");
+         * in place, the receive buffer is an input; a receive buffer not
+         * 16-byte aligned cannot take streaming stores, which the copy
+         * below can (from its first whole line) */
+        rcoll_reduce_local3_copy(out, SRC(0), SRC(1), mine_out, len, a->dtype, a->op, stream);
+    } else if (len > 0) {
         rcoll_reduce_local3(out, SRC(0), SRC(1), len, a->dtype, a->op);
         for (int q = 2; q < p; q++) {
             rcoll_reduce_local(out, SRC(q), len, a->dtype, a->op);

@@ -267,10 +267,21 @@ enum mode {
     MODE_L3_DST_A,      /* reduce_local3(a, a, b) */
     MODE_L3_DST_B,      /* reduce_local3(b, a, b) */
     MODE_L3_ALL,        /* reduce_local3(a, a, a) */
+    MODE_L3C,           /* reduce_local3_copy(d, a, b, c, 0) */
+    MODE_L3C_DST_A,     /* reduce_local3_copy(a, a, b, c, 0) */
+    MODE_L3C_DST_B,     /* reduce_local3_copy(b, a, b, c, 0) */
+    MODE_L3C_ALL,       /* reduce_local3_copy(a, a, a, c, 0) */
+    MODE_L3C_S,         /* the same four, streaming the copy */
+    MODE_L3C_DST_A_S,
+    MODE_L3C_DST_B_S,
+    MODE_L3C_ALL_S,
     MODE_LAST
 };
 static const char *const mode_names[MODE_LAST] = {
     "local", "local(x,x)", "local3", "local3(a,a,b)", "local3(b,a,b)", "local3(a,a,a)",
+    "local3_copy", "local3_copy(a,a,b)", "local3_copy(b,a,b)", "local3_copy(a,a,a)",
+    "local3_copy stream", "local3_copy(a,a,b) stream", "local3_copy(b,a,b) stream",
+    "local3_copy(a,a,a) stream",
 };
 
 #define GUARD 16
@@ -327,25 +338,35 @@ static void run_case(rcoll_datatype_t t, rcoll_op_t op, size_t count, enum mode 
                      size_t off_d, size_t off_a, size_t off_b)
 {
     size_t size = dtype_sizes[t], bytes = count * size, i;
-    struct buf d, a, b;
+    struct buf d, a, b, c;
     unsigned char *want = malloc(bytes + 1), *dst;
+    int copies = mode >= MODE_L3C, stream = mode >= MODE_L3C_S;
+    enum mode shape = !copies ? mode : (enum mode)(MODE_L3 + (mode - MODE_L3C) % 4);
     char what[160];
 
     assert_non_null(want);
     buf_init(&d, bytes, off_d);
     buf_init(&a, bytes, off_a);
     buf_init(&b, bytes, off_b);
+    buf_init(&c, bytes, off_d);   /* off_d 0: 16-byte aligned, streamed */
     for (i = 0; i < count; i++) {
         uint64_t x = random_elem(t), y = random_elem(t);
         store_bits(a.data + i * size, size, x);
         store_bits(b.data + i * size, size, y);
         x = load_bits(a.data + i * size, size);   /* truncated to the element */
         y = load_bits(b.data + i * size, size);
-        if (mode == MODE_LOCAL_SELF || mode == MODE_L3_ALL)
+        if (shape == MODE_LOCAL_SELF || shape == MODE_L3_ALL)
             y = x;
         store_bits(want + i * size, size, ref_op(t, op, x, y));
     }
-    switch (mode) {
+    if (copies) {
+        void *out = shape == MODE_L3 ? d.data : shape == MODE_L3_DST_B ? b.data : a.data;
+        rcoll_reduce_local3_copy(out, a.data, shape == MODE_L3_ALL ? a.data : b.data, c.data,
+                                 count, t, op, stream);
+    }
+    switch (copies ? MODE_LAST : mode) {
+    case MODE_LAST:       dst = shape == MODE_L3 ? d.data : shape == MODE_L3_DST_B ? b.data : a.data;
+                          break;
     case MODE_LOCAL:      do_local(a.data, b.data, count, t, op); dst = a.data; break;
     case MODE_LOCAL_SELF: do_local(a.data, a.data, count, t, op); dst = a.data; break;
     case MODE_L3:         do_local3(d.data, a.data, b.data, count, t, op); dst = d.data; break;
@@ -361,10 +382,21 @@ static void run_case(rcoll_datatype_t t, rcoll_op_t op, size_t count, enum mode 
         if (!result_ok(t, got, w))
             fail_msg("%s: element %zu is 0x%llx, expected 0x%llx", what, i,
                      (unsigned long long)got, (unsigned long long)w);
+        if (copies && memcmp(c.data + i * size, dst + i * size, size) != 0)
+            fail_msg("%s: the copy's element %zu is 0x%llx, the result 0x%llx", what, i,
+                     (unsigned long long)load_bits(c.data + i * size, size),
+                     (unsigned long long)got);
     }
     buf_check_guards(&a, what);
     buf_check_guards(&b, what);
     buf_check_guards(&d, what);
+    buf_check_guards(&c, what);
+    if (!copies) {
+        for (i = 0; i < bytes; i++)
+            if (c.data[i] != GUARD_BYTE)
+                fail_msg("%s: the unused copy buffer was written", what);
+    }
+    free(c.base);
     free(want);
     free(a.base);
     free(b.base);
@@ -666,6 +698,9 @@ static void test_invalid_and_empty(void **state)
     /* count 0 never touches the pointers */
     rcoll_reduce_local(NULL, NULL, 0, RCOLL_INT32, RCOLL_SUM);
     rcoll_reduce_local3(NULL, NULL, NULL, 0, RCOLL_FLOAT16, RCOLL_SUM);
+    rcoll_reduce_local3_copy(d, x, y, y, 4, RCOLL_FLOAT32, RCOLL_BXOR, 1);
+    assert_true(d[0] == 0 && y[0] == 5 && y[3] == 8);
+    rcoll_reduce_local3_copy(NULL, NULL, NULL, NULL, 0, RCOLL_INT8, RCOLL_SUM, 0);
 }
 
 /* ---- benchmark -------------------------------------------------------- */
