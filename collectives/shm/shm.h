@@ -377,6 +377,10 @@ int rcoll__shm_put_chunk(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_
 /* The same with streaming stores where `stream` (shm_copy.h). */
 int rcoll__shm_put_chunk_kind(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
                               const void *src, size_t len, int stream);
+/* rcoll__shm_put_chunk_kind that also copies the chunk into priv, a private
+ * buffer, in the same pass over src (rcoll__shm_copy_two). */
+int rcoll__shm_put_chunk_two(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
+                             const void *src, size_t len, int stream, void *priv);
 
 /* A pipelined collective whose last chunk id is g is complete here: raise
  * all of this rank's chunk flags to g (it is done with every buffer up to

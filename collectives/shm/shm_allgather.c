@@ -8,9 +8,11 @@
  * chunks of each rank's block through its input buffers (in_ready), every
  * rank copying out chunk c of all blocks before raising out_done, which
  * lets the owners reuse the buffer nbuf chunks later.  Every rank is a
- * bcast root at once.  Either way, from 2 KiB blocks, its copies into the
- * segment use plain or streaming stores, rank 0's run-time choice
- * (shm_adapt.h, "agstore").
+ * bcast root at once; a block of several chunks goes into the segment and
+ * into the rank's own place in its receive buffer in one pass over the
+ * send buffer (rcoll__shm_copy_two).  Either way, from 2 KiB blocks, its
+ * copies into the segment use plain or streaming stores, rank 0's run-time
+ * choice (shm_adapt.h, "agstore").
  *
  * Rotating blocks (2 ranks, sh->ag_rotate_min up to one chunk): the
  * pipeline with one piece of the block's size per call, the pieces
@@ -50,10 +52,12 @@ static size_t block_bytes(const rcoll_task_t *task)
 
 /* Bytes [off, off + len) of this rank's block from its send buffer into
  * its receive buffer (in place: they are there). */
+static char *own_place(rcoll_task_t *task, size_t n);
+
 static void copy_own_part(rcoll_task_t *task, size_t n, size_t off, size_t len)
 {
-    char *mine = (char *)task->args.recvbuf + (size_t)task->comm->rank * n;
-    if (task->args.sendbuf != mine) {
+    char *mine = own_place(task, n);
+    if (mine != NULL) {
         memcpy(mine + off, (const char *)task->args.sendbuf + off, len);
     }
 }
@@ -61,6 +65,13 @@ static void copy_own_part(rcoll_task_t *task, size_t n, size_t off, size_t len)
 static void copy_own(rcoll_task_t *task, size_t n)
 {
     copy_own_part(task, n, 0, n);
+}
+
+/* Where this rank's block goes in its receive buffer; NULL in place. */
+static char *own_place(rcoll_task_t *task, size_t n)
+{
+    char *mine = (char *)task->args.recvbuf + (size_t)task->comm->rank * n;
+    return task->args.sendbuf != mine ? mine : NULL;
 }
 
 /* A block of n bytes rotates (see the top of this file). */
@@ -100,14 +111,25 @@ static rcoll_status_t ag_small(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
  * out the chunk that used the buffer before; then the same bytes into my
  * own block of the receive buffer, while they are in this core's cache
  * (once the whole block after the pipeline, it read the send buffer again
- * from memory: 2-rank allgather of 1-4 MiB 10-15% slower, docs/shm.md). */
+ * from memory: 2-rank allgather of 1-4 MiB 10-15% slower, docs/shm.md).
+ * A block of several chunks: both copies in one pass over the send buffer
+ * (docs/shm.md, "The allgather's two copies in one pass"). */
 static int chunk_in(rcoll_task_t *task, void *state)
 {
     ag_shm_state_t *S = state;
     size_t c = S->pipe.done[0], n = block_bytes(task), off, len = rcoll__shm_pipe_part(&S->pipe, c, n, &off);
+    const char *src = (const char *)task->args.sendbuf + off;
+    char *own = own_place(task, n);
 
-    if (!rcoll__shm_put_chunk_kind(task, S->op.sh, S->pipe.g0 + c, c,
-                                   (const char *)task->args.sendbuf + off, len, S->stores == 2)) {
+    if (S->pipe.nchunks > 1 && own != NULL) {
+        if (!rcoll__shm_put_chunk_two(task, S->op.sh, S->pipe.g0 + c, c, src, len, S->stores == 2,
+                                      own + off)) {
+            return 0;
+        }
+        S->pipe.done[0]++;
+        return 1;
+    }
+    if (!rcoll__shm_put_chunk_kind(task, S->op.sh, S->pipe.g0 + c, c, src, len, S->stores == 2)) {
         return 0;
     }
     copy_own_part(task, n, off, len);

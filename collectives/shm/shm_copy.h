@@ -50,6 +50,15 @@ static inline void rcoll__shm_copy_kind(void *dst, const void *src, size_t len, 
     }
 }
 
+/* Copy len bytes from src both into the segment (`seg`: streaming stores
+ * where `stream`, fenced, as rcoll__shm_copy_kind) and into a private
+ * buffer (`priv`, plain stores), reading src once: 128 bytes at a time
+ * with AVX2 where the CPU has it, else the two copies one after the other.
+ * The allgather's copy of its block into the segment and into its own
+ * place in its receive buffer (docs/shm.md, "The allgather's two copies
+ * in one pass"). */
+void rcoll__shm_copy_two(void *seg, void *priv, const void *src, size_t len, int stream);
+
 /* Copy len bytes into a receive buffer of `total` bytes: streaming from
  * stream_min on, else memcpy. */
 static inline void rcoll__shm_copy_out(size_t stream_min, void *dst, const void *src,

@@ -486,6 +486,19 @@ int rcoll__shm_put_chunk_kind(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, 
     return 1;
 }
 
+int rcoll__shm_put_chunk_two(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
+                             const void *src, size_t len, int stream, void *priv)
+{
+    int me = sh->me;
+
+    if (!rcoll__shm_piece_free(task, sh, g, c)) {
+        return 0;
+    }
+    rcoll__shm_copy_two(rcoll__shm_in(sh, me, g), priv, src, len, stream);   /* fenced */
+    rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->in_ready, &sh->in_ready[me], g);
+    return 1;
+}
+
 int rcoll__shm_put_chunk(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
                          const void *src, size_t len)
 {

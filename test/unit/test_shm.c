@@ -1696,6 +1696,53 @@ static void test_agree_outcome(void **state)
     free(ctx);
 }
 
+/* rcoll__shm_copy_two writes both destinations exactly like two memcpys,
+ * for either store kind into the first, every alignment of the three
+ * buffers and lengths around its 128-byte loop, its 512-byte minimum and
+ * the streamed head; nothing outside either destination. */
+static void test_copy_two(void **state)
+{
+    (void)state;
+    enum { GUARD = 128, MAXLEN = 70000, SPAN = MAXLEN + 2 * GUARD + 64 };
+    static const size_t lens[] = { 0, 1, 63, 127, 128, 129, 511, 512, 513, 575, 640, 641,
+                                   1000, 4096 + 17, 65536 + 5, MAXLEN };
+    unsigned char *src = malloc(MAXLEN + 64), *a = malloc(SPAN), *b = malloc(SPAN);
+    assert_non_null(src);
+    assert_non_null(a);
+    assert_non_null(b);
+    for (size_t i = 0; i < MAXLEN + 64; i++) {
+        src[i] = (unsigned char)(i * 151 + 3);
+    }
+    for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+        size_t step = lens[l] > 4096 ? 13 : 3;
+        for (size_t aoff = 0; aoff < 64; aoff += step) {
+            for (size_t boff = 0; boff < 64; boff += 2 * step + 1) {
+                for (int stream = 0; stream < 2; stream++) {
+                    size_t soff = (aoff + boff + (size_t)stream) % 16, len = lens[l];
+                    memset(a, 0xAA, SPAN);
+                    memset(b, 0x55, SPAN);
+                    rcoll__shm_copy_two(a + GUARD + aoff, b + GUARD + boff, src + soff, len, stream);
+                    if (len > 0) {
+                        assert_memory_equal(a + GUARD + aoff, src + soff, len);
+                        assert_memory_equal(b + GUARD + boff, src + soff, len);
+                    }
+                    for (size_t i = 0; i < SPAN; i++) {
+                        if (i < GUARD + aoff || i >= GUARD + aoff + len) {
+                            assert_int_equal(a[i], 0xAA);
+                        }
+                        if (i < GUARD + boff || i >= GUARD + boff + len) {
+                            assert_int_equal(b[i], 0x55);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    free(src);
+    free(a);
+    free(b);
+}
+
 /* rcoll__shm_copy_stream copies exactly like memcpy for every alignment of
  * source and destination and every length around the line and head/tail
  * splits, and writes nothing outside the destination. */
@@ -1800,6 +1847,7 @@ int main(void)
         cmocka_unit_test(test_cma_read_errors),
         cmocka_unit_test(test_cma_write_errors),
         cmocka_unit_test(test_copy_stream),
+        cmocka_unit_test(test_copy_two),
         cmocka_unit_test(test_stream_min_setting),
     };
     rcoll_log_set_level(RCOLL_LOG_ERROR);
