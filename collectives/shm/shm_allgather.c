@@ -50,10 +50,15 @@ static size_t block_bytes(const rcoll_task_t *task)
     return task->args.count * rcoll_datatype_size(task->args.dtype);
 }
 
+/* Where this rank's block goes in its receive buffer; NULL in place. */
+static char *own_place(rcoll_task_t *task, size_t n)
+{
+    char *mine = (char *)task->args.recvbuf + (size_t)task->comm->rank * n;
+    return task->args.sendbuf != mine ? mine : NULL;
+}
+
 /* Bytes [off, off + len) of this rank's block from its send buffer into
  * its receive buffer (in place: they are there). */
-static char *own_place(rcoll_task_t *task, size_t n);
-
 static void copy_own_part(rcoll_task_t *task, size_t n, size_t off, size_t len)
 {
     char *mine = own_place(task, n);
@@ -65,13 +70,6 @@ static void copy_own_part(rcoll_task_t *task, size_t n, size_t off, size_t len)
 static void copy_own(rcoll_task_t *task, size_t n)
 {
     copy_own_part(task, n, 0, n);
-}
-
-/* Where this rank's block goes in its receive buffer; NULL in place. */
-static char *own_place(rcoll_task_t *task, size_t n)
-{
-    char *mine = (char *)task->args.recvbuf + (size_t)task->comm->rank * n;
-    return task->args.sendbuf != mine ? mine : NULL;
 }
 
 /* A block of n bytes rotates (see the top of this file). */
