@@ -378,7 +378,8 @@ int rcoll__shm_put_chunk(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_
 int rcoll__shm_put_chunk_kind(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
                               const void *src, size_t len, int stream);
 /* rcoll__shm_put_chunk_kind that also copies the chunk into priv, a private
- * buffer, in the same pass over src (rcoll__shm_copy_two). */
+ * buffer, in the same pass over src (rcoll__shm_copy_two); priv NULL: the
+ * segment only, as rcoll__shm_put_chunk_kind. */
 int rcoll__shm_put_chunk_two(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
                              const void *src, size_t len, int stream, void *priv);
 

@@ -118,19 +118,15 @@ static int chunk_in(rcoll_task_t *task, void *state)
     size_t c = S->pipe.done[0], n = block_bytes(task), off, len = rcoll__shm_pipe_part(&S->pipe, c, n, &off);
     const char *src = (const char *)task->args.sendbuf + off;
     char *own = own_place(task, n);
+    char *both = S->pipe.nchunks > 1 && own != NULL ? own + off : NULL;   /* one pass */
 
-    if (S->pipe.nchunks > 1 && own != NULL) {
-        if (!rcoll__shm_put_chunk_two(task, S->op.sh, S->pipe.g0 + c, c, src, len, S->stores == 2,
-                                      own + off)) {
-            return 0;
-        }
-        S->pipe.done[0]++;
-        return 1;
-    }
-    if (!rcoll__shm_put_chunk_kind(task, S->op.sh, S->pipe.g0 + c, c, src, len, S->stores == 2)) {
+    if (!rcoll__shm_put_chunk_two(task, S->op.sh, S->pipe.g0 + c, c, src, len, S->stores == 2,
+                                  both)) {
         return 0;
     }
-    copy_own_part(task, n, off, len);
+    if (both == NULL) {
+        copy_own_part(task, n, off, len);
+    }
     S->pipe.done[0]++;
     return 1;
 }

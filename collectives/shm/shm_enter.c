@@ -473,19 +473,6 @@ int rcoll__shm_piece_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size
     return 1;
 }
 
-int rcoll__shm_put_chunk_kind(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
-                              const void *src, size_t len, int stream)
-{
-    int me = sh->me;
-
-    if (!rcoll__shm_piece_free(task, sh, g, c)) {
-        return 0;
-    }
-    rcoll__shm_copy_kind(rcoll__shm_in(sh, me, g), src, len, stream);   /* fenced */
-    rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->in_ready, &sh->in_ready[me], g);
-    return 1;
-}
-
 int rcoll__shm_put_chunk_two(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
                              const void *src, size_t len, int stream, void *priv)
 {
@@ -494,9 +481,20 @@ int rcoll__shm_put_chunk_two(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, s
     if (!rcoll__shm_piece_free(task, sh, g, c)) {
         return 0;
     }
-    rcoll__shm_copy_two(rcoll__shm_in(sh, me, g), priv, src, len, stream);   /* fenced */
+    char *dst = rcoll__shm_in(sh, me, g);
+    if (priv != NULL) {
+        rcoll__shm_copy_two(dst, priv, src, len, stream);   /* fenced */
+    } else {
+        rcoll__shm_copy_kind(dst, src, len, stream);        /* fenced */
+    }
     rcoll__shm_publish(&rcoll__shm_ctl(sh, me)->in_ready, &sh->in_ready[me], g);
     return 1;
+}
+
+int rcoll__shm_put_chunk_kind(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
+                              const void *src, size_t len, int stream)
+{
+    return rcoll__shm_put_chunk_two(task, sh, g, c, src, len, stream, NULL);
 }
 
 int rcoll__shm_put_chunk(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
