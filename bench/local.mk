@@ -6,8 +6,10 @@
 dist_noinst_SCRIPTS += bench/compare bench/callgrind-overhead bench/bind-rank
 EXTRA_DIST += bench/osu_backend_mpi.c bench/README.md
 # The memory figures that bound a shm collective (no rcoll involved).
-noinst_PROGRAMS += bench/xcore_bw bench/bcast_bound bench/line_rtt bench/allgather_bound
+noinst_PROGRAMS += bench/xcore_bw bench/bcast_bound bench/line_rtt bench/allgather_bound \
+                   bench/splice_bound
 bench_xcore_bw_SOURCES = bench/xcore_bw.c bench/two_cores.h
 bench_bcast_bound_SOURCES = bench/bcast_bound.c bench/two_cores.h
 bench_line_rtt_SOURCES = bench/line_rtt.c bench/two_cores.h
 bench_allgather_bound_SOURCES = bench/allgather_bound.c bench/two_cores.h
+bench_splice_bound_SOURCES = bench/splice_bound.c bench/two_cores.h
