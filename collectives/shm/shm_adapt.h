@@ -292,13 +292,18 @@ void rcoll__shm_rsstore_sample(rcoll__shm_t *sh, size_t n, int stream, int explo
 
 /* The root of collective k, a bcast of n >= sh->bstore.min bytes through
  * its slot: 1 to write with streaming stores; *timed: time the write and
- * report it with rcoll__shm_bstore_wrote. */
-int rcoll__shm_bstore_root(rcoll__shm_t *sh, uint64_t k, size_t n, int *timed);
+ * report it with rcoll__shm_bstore_wrote.  path_try: the call is the bcast
+ * path chooser's try of two copies (every rank knows it), which is timed
+ * whatever k: where single copy is in use, those tries are the only calls
+ * through the slot, and the 1 in 32 of k alone left the store kind
+ * unmeasured and its first kind (plain) in every try (docs/shm.md, "The
+ * bcast's path, chosen at run time"). */
+int rcoll__shm_bstore_root(rcoll__shm_t *sh, uint64_t k, size_t n, int path_try, int *timed);
 void rcoll__shm_bstore_wrote(rcoll__shm_t *sh, uint64_t k, uint64_t ns);
 
 /* A leaf of collective k (n >= sh->bstore.min): whether to time its
- * copy-out, and its time. */
-int rcoll__shm_bstore_timed(const rcoll__shm_t *sh, uint64_t k);
+ * copy-out (path_try as for the root), and its time. */
+int rcoll__shm_bstore_timed(const rcoll__shm_t *sh, uint64_t k, int path_try);
 void rcoll__shm_bstore_copied(rcoll__shm_t *sh, uint64_t k, uint64_t ns);
 
 /* Shared by the choices: a hash of k that picks one in 64 (rare: 512); the

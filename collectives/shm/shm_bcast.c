@@ -140,7 +140,7 @@ static rcoll_status_t bc_small(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
         int stream = 0, timed = 0;
         uint64_t t0 = 0;
         if (n >= sh->bstore.min) {
-            stream = rcoll__shm_bstore_root(sh, S->op.k, n, &timed);
+            stream = rcoll__shm_bstore_root(sh, S->op.k, n, S->explore, &timed);
             t0 = timed ? rcoll__shm_adapt_now() : 0;
         }
         if (!rcoll__shm_slot_write_kind(task, &S->op, task->args.recvbuf, n, stream)) {
@@ -159,7 +159,7 @@ static rcoll_status_t bc_small(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
         if ((data = rcoll__shm_slot_read(task, &S->op, root, n)) == NULL) {
             return rcoll__shm_not_read(&S->op);
         }
-        uint64_t t0 = n >= sh->bstore.min && rcoll__shm_bstore_timed(sh, S->op.k) ?
+        uint64_t t0 = n >= sh->bstore.min && rcoll__shm_bstore_timed(sh, S->op.k, S->explore) ?
                       rcoll__shm_adapt_now() : 0;
         rcoll__shm_prefetch(data, n);
         memcpy(task->args.recvbuf, data, n);

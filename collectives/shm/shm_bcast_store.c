@@ -38,7 +38,7 @@ static void collect(rcoll__shm_t *sh)
         rcoll__shm_per_least(bs->pend.ns + slowest, bs->pend.n, 11 + b));
 }
 
-int rcoll__shm_bstore_root(rcoll__shm_t *sh, uint64_t k, size_t n, int *timed)
+int rcoll__shm_bstore_root(rcoll__shm_t *sh, uint64_t k, size_t n, int path_try, int *timed)
 {
     rcoll__shm_bstore_t *bs = &sh->bstore;
     int b = bclass(n), explore, kind;
@@ -50,7 +50,7 @@ int rcoll__shm_bstore_root(rcoll__shm_t *sh, uint64_t k, size_t n, int *timed)
     collect(sh);
     explore = rcoll__shm_explore_k(k / RCOLL__SHM_ADAPT_BURST, (bs->want & RCOLL__SHM_RARE(b)) != 0);
     kind = (int)((bs->want >> b) & 1) ^ explore;
-    if (timed_k(k) && bs->pend.k == 0) {
+    if ((timed_k(k) || path_try) && bs->pend.k == 0) {
         *timed = 1;
         bs->pend.n = n;
         bs->pend.path = kind;
@@ -68,9 +68,9 @@ void rcoll__shm_bstore_wrote(rcoll__shm_t *sh, uint64_t k, uint64_t ns)
     sh->bstore.pend.asked = 0;
 }
 
-int rcoll__shm_bstore_timed(const rcoll__shm_t *sh, uint64_t k)
+int rcoll__shm_bstore_timed(const rcoll__shm_t *sh, uint64_t k, int path_try)
 {
-    return sh->bstore.chaos == 0 && timed_k(k);
+    return sh->bstore.chaos == 0 && (timed_k(k) || path_try);
 }
 
 void rcoll__shm_bstore_copied(rcoll__shm_t *sh, uint64_t k, uint64_t ns)
