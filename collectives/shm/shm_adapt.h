@@ -133,12 +133,19 @@ static inline int rcoll__shm_bpath_covers(const rcoll__shm_t *sh, size_t n)
 int rcoll__shm_bpath_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *cma,
                             int *explore);
 
-/* Whether every rank times covered bcast k (a function of k and the try,
- * which all ranks agree on): one call in 8 by a hash of k, and every call
- * of a try.  The others pay nothing: a timed call costs two clock reads
- * and a line that rank 0 reads back (2 ranks, 16 KiB: timing every call
- * took 0.53-0.55 us to 0.63-0.70 on the Zen 5 VM). */
-int rcoll__shm_bpath_timed(const rcoll__shm_t *sh, uint64_t k, int explore);
+/* Whether every rank times covered bcast k of n bytes (a function of k, n
+ * and the try, which all ranks agree on): one call in 8 by a hash of k,
+ * every call of a try, and every call from RCOLL__SHM_STORE_TIME_ALL
+ * bytes.  The others pay nothing: a timed call costs two clock reads and a
+ * line that rank 0 reads back (2 ranks, 16 KiB: timing every call took
+ * 0.53-0.55 us to 0.63-0.70 on the Zen 5 VM), nothing beside a call of
+ * 512 KiB or more (25 us and up).  There one call in 8 left a class that
+ * starts on single copy there for ~30 calls before its first try of two
+ * copies (3 timed calls): a 16 MiB bcast after a 4 MiB one ran single copy
+ * (1.6 ms a call against 0.75 for two copies on the Zen 4 VM) for most of
+ * an OSU size's 60 ms (docs/shm.md, "The bcast's path, chosen at run
+ * time"). */
+int rcoll__shm_bpath_timed(const rcoll__shm_t *sh, uint64_t k, size_t n, int explore);
 
 /* Every rank, its timed bcast k of n bytes done on path cma in ns. */
 void rcoll__shm_bpath_called(rcoll__shm_t *sh, uint64_t k, size_t n, int cma, int explore,

@@ -270,7 +270,7 @@ static rcoll_status_t bc_shm_progress(rcoll_task_t *task)
             if (!rcoll__shm_bpath_choose(task, &S->op, n, &cma, &explore)) {
                 return RCOLL_INPROGRESS;
             }
-            S->t0 = rcoll__shm_bpath_timed(sh, S->op.k, explore) ? rcoll__shm_adapt_now() : 0;
+            S->t0 = rcoll__shm_bpath_timed(sh, S->op.k, n, explore) ? rcoll__shm_adapt_now() : 0;
         }
         S->path = cma ? 2 : 1;
         S->explore = explore;

@@ -27,9 +27,10 @@ static void collect(rcoll__shm_t *sh)
                                                                  bp->pend.n, 13 + b));
 }
 
-int rcoll__shm_bpath_timed(const rcoll__shm_t *sh, uint64_t k, int explore)
+int rcoll__shm_bpath_timed(const rcoll__shm_t *sh, uint64_t k, size_t n, int explore)
 {
-    return sh->bpath.ad.chaos == 0 && rcoll__shm_timed_k(k, explore);
+    return sh->bpath.ad.chaos == 0 &&
+           (n >= RCOLL__SHM_STORE_TIME_ALL || rcoll__shm_timed_k(k, explore));
 }
 
 int rcoll__shm_bpath_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *cma,

@@ -910,7 +910,7 @@ static void bpath_calls(rcoll__shm_t *sh[], int p, rcoll_task_t *task, uint64_t 
             assert_int_equal(explore, exp0);
         }
         for (int r = 0; r < p; r++) {
-            if (r != silent && rcoll__shm_bpath_timed(sh[r], *k, exp0)) {
+            if (r != silent && rcoll__shm_bpath_timed(sh[r], *k, n, exp0)) {
                 rcoll__shm_bpath_called(sh[r], *k, n, cma0, exp0, cma0 ? one[r] : two[r]);
             }
         }
@@ -977,6 +977,28 @@ static void test_bcast_path_choice(void **state)
     const uint64_t two_slow[P] = { 9000, 15000, 15000 };
     bpath_calls(sh, P, task, &k, 20000, n, two_slow, one, -1);
     assert_int_equal(sh[0]->bpath.ad.want & bit, bit);
+    /* From 512 KiB every call is timed: a 16 MiB class (11) that starts on
+     * single copy tries two copies after its first few calls, not after
+     * ~30 (3 calls timed 1 in 8), which at 1.6 ms a call took most of an
+     * OSU size's time.  The calls start where neither the hash nor a try
+     * would time any of the next 8. */
+    size_t big = (size_t)16 << 20;
+    const uint32_t bigbit = 1u << 11;
+    const uint64_t two_big[P] = { 400000, 1100000, 1100000 }, one_big[P] = { 1600000, 1600000,
+                                                                             1600000 };
+    assert_int_equal(sh[0]->bpath.ad.want & bigbit, bigbit);   /* single copy, as fixed */
+    for (int clear = 0; !clear; k++) {
+        clear = 1;
+        for (uint64_t j = 0; j < 8; j++) {
+            clear &= !rcoll__shm_timed_k(k + j, 0) &&
+                     !rcoll__shm_explore_k((k + j) / RCOLL__SHM_ADAPT_BURST + sh[0]->bpath.ad.salt, 0);
+        }
+    }
+    k--;
+    assert_int_equal(rcoll__shm_bpath_timed(sh[1], k, big, 0), 1);
+    assert_int_equal(rcoll__shm_bpath_timed(sh[1], k, n, 0), 0);   /* 64 KiB: not this k */
+    bpath_calls(sh, P, task, &k, 6, big, two_big, one_big, -1);
+    assert_int_equal(sh[0]->bpath.ad.want & bigbit, 0);           /* two copies, taken */
     for (int r = 0; r < P; r++) {
         free(sh[r]->fin);
         free(sh[r]);
@@ -1131,7 +1153,7 @@ static void test_bcast_store_in_path_tries(void **state)
     for (int r = 0; r < 2; r++) {
         fr[r].ctx.config.shm = 1;
         fr[r].comm.ctx = &fr[r].ctx;
-        fr[r].comm.id = 44;
+        fr[r].comm.id = 45;
         fr[r].comm.rank = r;
         fr[r].comm.size = fr[r].comm.local_size = 2;
         fr[r].comm.world_ranks = fr[r].world_ranks;
