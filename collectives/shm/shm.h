@@ -200,6 +200,9 @@ typedef struct {
                                   * own: the copy into the slot; path: the store kind) */
     uint64_t changes;        /* choices changed */
     uint64_t chaos;          /* tests: nonzero (a random state): choose at random */
+    size_t   stream_min;     /* no choice (ranks outnumber CPUs): the root streams its
+                              * copy into the segment from this size (slot and
+                              * pipeline), SIZE_MAX: plain (shm_adapt.h) */
 } rcoll__shm_bstore_t;
 
 /* Per-communicator private state (rcoll_coll_comm(comm)->shm). */
@@ -371,10 +374,8 @@ int rcoll__shm_piece_free(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size
 /* Chunk g (number c of its collective, for diagnostics) of len bytes from
  * src into this rank's input piece, once every other rank is through the
  * chunk that used the piece before, then raise in_ready to g.  0 (with
- * task->wait_peer set) while some rank is not. */
-int rcoll__shm_put_chunk(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
-                         const void *src, size_t len);
-/* The same with streaming stores where `stream` (shm_copy.h). */
+ * task->wait_peer set) while some rank is not.  Streaming stores where
+ * `stream` (shm_copy.h). */
 int rcoll__shm_put_chunk_kind(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
                               const void *src, size_t len, int stream);
 /* rcoll__shm_put_chunk_kind that also copies the chunk into priv, a private

@@ -351,6 +351,8 @@ void rcoll__shm_store_offer(rcoll__shm_t *sh, const char *mode, int oversubscrib
     sh->rsstore.chaos = random ? pid * 0xBF58476D1CE4E5B9ull | 1 : 0;
     sh->bstore.min = off ? SIZE_MAX : RCOLL__SHM_BSTORE_MIN;
     sh->bstore.chaos = random ? pid * 0xC2B2AE3D27D4EB4Full | 1 : 0;
+    sh->bstore.stream_min = oversubscribed && strcmp(mode, "off") != 0 ? RCOLL__SHM_BSTORE_MIN
+                                                                      : SIZE_MAX;
 }
 
 /* Both store choices: rank 0 decides for class b and publishes in *word;

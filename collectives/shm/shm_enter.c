@@ -497,12 +497,6 @@ int rcoll__shm_put_chunk_kind(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, 
     return rcoll__shm_put_chunk_two(task, sh, g, c, src, len, stream, NULL);
 }
 
-int rcoll__shm_put_chunk(rcoll_task_t *task, rcoll__shm_t *sh, uint64_t g, size_t c,
-                         const void *src, size_t len)
-{
-    return rcoll__shm_put_chunk_kind(task, sh, g, c, src, len, 0);
-}
-
 void rcoll__shm_pipe_leave(rcoll_task_t *task, rcoll__shm_op_t *op, uint64_t g)
 {
     rcoll__shm_t *sh = op->sh;
