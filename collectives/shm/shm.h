@@ -185,6 +185,9 @@ typedef struct {
     uint32_t seen;           /* rank 0: bit b: class b's first timed call was dropped */
     uint8_t  jump[RCOLL__SHM_ADAPT_NB];   /* rank 0: timed calls in a row of the kind in
                                            * use at 2x its estimate or more */
+    size_t   stream_min;     /* the flat allreduce's ("store") only: no choice (ranks
+                              * outnumber CPUs), streaming from this size; SIZE_MAX:
+                              * plain (shm_adapt.h, rcoll__shm_store_offer) */
 } rcoll__shm_store_t;
 
 /* The small bcast root's copy into its slot: plain or streaming stores,

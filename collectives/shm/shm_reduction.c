@@ -101,7 +101,8 @@ static rcoll_status_t red_small_pieced(rcoll_task_t *task, ar_shm_state_t *S, si
 /* This rank's vector into its slot: plain stores, or from sh->store.min
  * on in an allreduce, plain or streaming as rank 0 chooses at run time
  * (shm_adapt.h), rank 0 timing the call from here to its return (every
- * try, one call in 8 else).  0 while
+ * try, one call in 8 else); where the node's ranks outnumber its CPUs, an
+ * allreduce streams from sh->store.stream_min (no choice there).  0 while
  * some rank is not through k - 2. */
 static int copy_in(rcoll_task_t *task, ar_shm_state_t *S, size_t n, int root)
 {
@@ -110,7 +111,8 @@ static int copy_in(rcoll_task_t *task, ar_shm_state_t *S, size_t n, int root)
     if (root < 0 && n >= sh->store.min && !S->store.chosen) {
         rcoll__shm_store_call_begin(sh, &S->store, S->op.k, n, rcoll__shm_store_choose);
     }
-    return rcoll__shm_slot_write_kind(task, &S->op, task->args.sendbuf, n, S->store.stream);
+    int stream = S->store.stream || (root < 0 && n >= sh->store.stream_min);
+    return rcoll__shm_slot_write_kind(task, &S->op, task->args.sendbuf, n, stream);
 }
 
 static rcoll_status_t ar_small(rcoll_task_t *task, ar_shm_state_t *S, size_t n, int root)
