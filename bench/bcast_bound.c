@@ -41,12 +41,6 @@ typedef struct {
     double      t[2][ROUNDS];
 } shared_t;
 
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), by_value);
-    return v[n / 2];
-}
-
 int main(int argc, char **argv)
 {
     size_t bytes = argc > 1 ? strtoul(argv[1], NULL, 0) : 262144;
@@ -97,11 +91,9 @@ int main(int argc, char **argv)
     if (me == 1)
         _exit(0);
     waitpid(pid, NULL, 0);
-    static double avg[ROUNDS];
-    for (int i = 0; i < ROUNDS; i++)
-        avg[i] = (sh->t[0][i] + sh->t[1][i]) / 2;
-    double a = median(avg, ROUNDS), r = median(sh->t[0], ROUNDS), l = median(sh->t[1], ROUNDS);
+    double m[3];
+    two_sides_medians(sh->t[0], sh->t[1], ROUNDS, m);
     printf("bcast %zu B, %zu B chunks, %ld buffers: %.2f us (root %.2f, reader %.2f)\n", bytes,
-           chunk, nbuf, a * 1e6, r * 1e6, l * 1e6);
+           chunk, nbuf, m[0] * 1e6, m[1] * 1e6, m[2] * 1e6);
     return 0;
 }

@@ -42,12 +42,6 @@ typedef struct {
     double      t[2][ROUNDS];
 } shared_t;
 
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), by_value);
-    return v[n / 2];
-}
-
 static int send_all(int fd, char *buf, size_t bytes, size_t chunk)
 {
     for (size_t off = 0; off < bytes;) {
@@ -121,12 +115,10 @@ int main(int argc, char **argv)
         _exit(0);
     }
     waitpid(pid, NULL, 0);
-    static double avg[ROUNDS];
-    for (int i = 0; i < ROUNDS; i++)
-        avg[i] = (sh->t[0][i] + sh->t[1][i]) / 2;
-    double a = median(avg, ROUNDS), r = median(sh->t[0], ROUNDS), l = median(sh->t[1], ROUNDS);
+    double m[3];
+    two_sides_medians(sh->t[0], sh->t[1], ROUNDS, m);
     printf("splice bcast %zu B, %zu B vmsplices, pipe %ld B: %.2f us (root %.2f, reader %.2f), "
            "%.1f GB/s\n",
-           bytes, chunk, got, a * 1e6, r * 1e6, l * 1e6, bytes / a / 1e9);
+           bytes, chunk, got, m[0] * 1e6, m[1] * 1e6, m[2] * 1e6, bytes / m[0] / 1e9);
     return 0;
 }

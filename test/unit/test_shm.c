@@ -1007,39 +1007,16 @@ static void test_bcast_path_choice(void **state)
     free(seg);
 }
 
-/* The small bcast root's store choice (shm_adapt.h, "bstore"): leaves time
- * their copy-out on the calls the root times (a function of k), the root
- * adds the slowest leaf's time to its own for that k, and chooses per class
- * the kind whose sum is lower: streaming where its plain writes and the
- * leaves' reads of them are slow (the VMs' slow phase), plain again once
- * they are fast.  A leaf that never reports leaves the root without
- * samples (plain); a leaf word with a later k drops the sample. */
-static void bstore_calls(rcoll__shm_t *root, rcoll__shm_t *leaf, uint64_t *k, uint64_t ncalls,
-                         size_t n, const uint64_t w[2], const uint64_t r[2], uint64_t *nstream)
+/* Two ranks' private state over one segment in local memory (communicator
+ * id), store choices offered as under RCOLL_SHM_ADAPT=auto; the bcast store
+ * tests' fixture.  pair_free releases it. */
+static char *pair_fixture(frank_t fr[2], rcoll__shm_t *sh[2], uint64_t id)
 {
-    for (uint64_t end = *k + ncalls; *k < end; (*k)++) {
-        int timed;
-        int stream = rcoll__shm_bstore_root(root, *k, n, 0, &timed);
-        *nstream += (uint64_t)stream;
-        if (timed) {
-            rcoll__shm_bstore_wrote(root, *k, w[stream]);
-        }
-        if (leaf != NULL && rcoll__shm_bstore_timed(leaf, *k, 0)) {
-            rcoll__shm_bstore_copied(leaf, *k, r[stream]);
-        }
-    }
-}
-
-static void test_bcast_store_choice(void **state)
-{
-    (void)state;
-    frank_t fr[2];
-    rcoll__shm_t *sh[2];
-    memset(fr, 0, sizeof(fr));
+    memset(fr, 0, 2 * sizeof(*fr));
     for (int r = 0; r < 2; r++) {
         fr[r].ctx.config.shm = 1;
         fr[r].comm.ctx = &fr[r].ctx;
-        fr[r].comm.id = 43;
+        fr[r].comm.id = id;
         fr[r].comm.rank = r;
         fr[r].comm.size = fr[r].comm.local_size = 2;
         fr[r].comm.world_ranks = fr[r].world_ranks;
@@ -1055,6 +1032,57 @@ static void test_bcast_store_choice(void **state)
     for (int r = 0; r < 2; r++) {
         sh[r]->base = seg;
         rcoll__shm_store_offer(sh[r], "auto", 0);
+    }
+    return seg;
+}
+
+static void pair_free(rcoll__shm_t *sh[2], char *seg)
+{
+    for (int r = 0; r < 2; r++) {
+        free(sh[r]->fin);
+        free(sh[r]);
+    }
+    free(seg);
+}
+
+/* The small bcast root's store choice (shm_adapt.h, "bstore"): leaves time
+ * their copy-out on the calls the root times (a function of k), the root
+ * adds the slowest leaf's time to its own for that k, and chooses per class
+ * the kind whose sum is lower: streaming where its plain writes and the
+ * leaves' reads of them are slow (the VMs' slow phase), plain again once
+ * they are fast.  A leaf that never reports leaves the root without
+ * samples (plain); a leaf word with a later k drops the sample. */
+/* One bcast k through the root's slot: the root's kind and, where timed,
+ * its write time w[kind] and the leaf's copy-out r[kind]; the kind. */
+static int bstore_call(rcoll__shm_t *root, rcoll__shm_t *leaf, uint64_t k, size_t n, int path_try,
+                       const uint64_t w[2], const uint64_t r[2])
+{
+    int timed;
+    int stream = rcoll__shm_bstore_root(root, k, n, path_try, &timed);
+    if (timed) {
+        rcoll__shm_bstore_wrote(root, k, w[stream]);
+    }
+    if (leaf != NULL && rcoll__shm_bstore_timed(leaf, k, path_try)) {
+        rcoll__shm_bstore_copied(leaf, k, r[stream]);
+    }
+    return stream;
+}
+
+static void bstore_calls(rcoll__shm_t *root, rcoll__shm_t *leaf, uint64_t *k, uint64_t ncalls,
+                         size_t n, const uint64_t w[2], const uint64_t r[2], uint64_t *nstream)
+{
+    for (uint64_t end = *k + ncalls; *k < end; (*k)++) {
+        *nstream += (uint64_t)bstore_call(root, leaf, *k, n, 0, w, r);
+    }
+}
+
+static void test_bcast_store_choice(void **state)
+{
+    (void)state;
+    frank_t fr[2];
+    rcoll__shm_t *sh[2];
+    char *seg = pair_fixture(fr, sh, 43);
+    for (int r = 0; r < 2; r++) {
         assert_int_equal(sh[r]->bstore.min, RCOLL__SHM_BSTORE_MIN);
     }
     size_t n = 8192;                               /* class 2 */
@@ -1118,11 +1146,7 @@ static void test_bcast_store_choice(void **state)
     rcoll__shm_store_offer(sh[1], "off", 1);
     assert_int_equal(sh[1]->bstore.stream_min, SIZE_MAX);
     assert_int_equal(sh[1]->store.stream_min, SIZE_MAX);
-    for (int r = 0; r < 2; r++) {
-        free(sh[r]->fin);
-        free(sh[r]);
-    }
-    free(seg);
+    pair_free(sh, seg);
 }
 
 /* Where single copy is the bcast's path, only the path chooser's tries of
@@ -1148,14 +1172,7 @@ static void bstore_path_bursts(rcoll__shm_t *root, rcoll__shm_t *leaf, uint64_t 
             }
         } while (!clean);
         for (uint64_t j = 0; j < RCOLL__SHM_ADAPT_BURST; j++, (*k)++) {
-            int timed;
-            int stream = rcoll__shm_bstore_root(root, *k, n, 1, &timed);
-            if (timed) {
-                rcoll__shm_bstore_wrote(root, *k, w[stream]);
-            }
-            if (rcoll__shm_bstore_timed(leaf, *k, 1)) {
-                rcoll__shm_bstore_copied(leaf, *k, r[stream]);
-            }
+            (void)bstore_call(root, leaf, *k, n, 1, w, r);
         }
         *k += 500;  /* single copy in between: nothing through the slot */
     }
@@ -1166,27 +1183,7 @@ static void test_bcast_store_in_path_tries(void **state)
     (void)state;
     frank_t fr[2];
     rcoll__shm_t *sh[2];
-    memset(fr, 0, sizeof(fr));
-    for (int r = 0; r < 2; r++) {
-        fr[r].ctx.config.shm = 1;
-        fr[r].comm.ctx = &fr[r].ctx;
-        fr[r].comm.id = 45;
-        fr[r].comm.rank = r;
-        fr[r].comm.size = fr[r].comm.local_size = 2;
-        fr[r].comm.world_ranks = fr[r].world_ranks;
-        fr[r].world_ranks[0] = 0;
-        fr[r].world_ranks[1] = 1;
-        sh[r] = rcoll__shm_new(&fr[r].comm);
-        assert_non_null(sh[r]);
-        rcoll__shm_layout(sh[r], 256, 4096, 2, 0);
-    }
-    char *seg = alloc_aligned(4096, sh[0]->size);
-    assert_non_null(seg);
-    memset(seg, 0, sh[0]->size);
-    for (int r = 0; r < 2; r++) {
-        sh[r]->base = seg;
-        rcoll__shm_store_offer(sh[r], "auto", 0);
-    }
+    char *seg = pair_fixture(fr, sh, 45);
     size_t n = 65536;                              /* class 5 */
     int b = 5;
     uint32_t bit = 1u << b;
@@ -1201,11 +1198,7 @@ static void test_bcast_store_in_path_tries(void **state)
     assert_true(sh[0]->bstore.nsamp[b][1] >= 1);            /* then streaming */
     assert_int_equal(sh[0]->bstore.want & bit, bit);        /* and kept */
     assert_true(sh[0]->bstore.est[b][1] < sh[0]->bstore.est[b][0]);
-    for (int r2 = 0; r2 < 2; r2++) {
-        free(sh[r2]->fin);
-        free(sh[r2]);
-    }
-    free(seg);
+    pair_free(sh, seg);
 }
 
 /* The CMA tests' fixture: a 2-rank segment of communicator id in local
