@@ -185,9 +185,6 @@ typedef struct {
     uint32_t seen;           /* rank 0: bit b: class b's first timed call was dropped */
     uint8_t  jump[RCOLL__SHM_ADAPT_NB];   /* rank 0: timed calls in a row of the kind in
                                            * use at 2x its estimate or more */
-    size_t   stream_min;     /* the flat allreduce's ("store") only: no choice (ranks
-                              * outnumber CPUs), streaming from this size; SIZE_MAX:
-                              * plain (shm_adapt.h, rcoll__shm_store_offer) */
 } rcoll__shm_store_t;
 
 /* The small bcast root's copy into its slot: plain or streaming stores,
@@ -203,9 +200,6 @@ typedef struct {
                                   * own: the copy into the slot; path: the store kind) */
     uint64_t changes;        /* choices changed */
     uint64_t chaos;          /* tests: nonzero (a random state): choose at random */
-    size_t   stream_min;     /* no choice (ranks outnumber CPUs): the root streams its
-                              * copy into the segment from this size (slot and
-                              * pipeline), SIZE_MAX: plain (shm_adapt.h) */
 } rcoll__shm_bstore_t;
 
 /* Per-communicator private state (rcoll_coll_comm(comm)->shm). */
@@ -227,6 +221,10 @@ typedef struct rcoll__shm {
     size_t    ag_rotate_min; /* 2-rank allgather blocks rotate from this (RCOLL__SHM_AG_ROTATE_MIN) */
     size_t    stream_min; /* receive buffers from this size on are written with
                            * streaming stores (shm_copy.h, RCOLL_SHM_STREAM_MIN) */
+    size_t    over_stream_min; /* the node's ranks outnumber its CPUs (no store choice
+                                * there): a bcast root's copy into the segment and the
+                                * flat allreduce's copy-in stream from this size;
+                                * SIZE_MAX: plain (rcoll__shm_store_offer) */
     size_t    pair_flat_max; /* 2 ranks: allreduces up to this take the flat path
                               * (RCOLL_SHM_PAIR_FLAT_MAX; rank 0's, in the header) */
     /* How the pipeline buffers are cut up now: the pipelined collectives

@@ -342,8 +342,6 @@ void rcoll__shm_store_offer(rcoll__shm_t *sh, const char *mode, int oversubscrib
     uint64_t pid = (uint64_t)getpid();
 
     sh->store.min = off ? SIZE_MAX : RCOLL__SHM_STORE_MIN;
-    sh->store.stream_min = oversubscribed && strcmp(mode, "off") != 0 ? RCOLL__SHM_STORE_MIN
-                                                                     : SIZE_MAX;
     sh->store.chaos = random ? pid * 0x9E3779B97F4A7C15ull | 1 : 0;
     sh->agstore.min = off ? SIZE_MAX : RCOLL__SHM_AGSTORE_MIN;
     sh->agstore.chaos = random ? pid * 0xD6E8FEB86659FD93ull | 1 : 0;
@@ -353,8 +351,8 @@ void rcoll__shm_store_offer(rcoll__shm_t *sh, const char *mode, int oversubscrib
     sh->rsstore.chaos = random ? pid * 0xBF58476D1CE4E5B9ull | 1 : 0;
     sh->bstore.min = off ? SIZE_MAX : RCOLL__SHM_BSTORE_MIN;
     sh->bstore.chaos = random ? pid * 0xC2B2AE3D27D4EB4Full | 1 : 0;
-    sh->bstore.stream_min = oversubscribed && strcmp(mode, "off") != 0 ? RCOLL__SHM_BSTORE_MIN
-                                                                      : SIZE_MAX;
+    sh->over_stream_min = oversubscribed && strcmp(mode, "off") != 0 ? RCOLL__SHM_OVER_STREAM_MIN
+                                                                    : SIZE_MAX;
 }
 
 /* Both store choices: rank 0 decides for class b and publishes in *word;

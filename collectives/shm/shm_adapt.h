@@ -188,15 +188,16 @@ void rcoll__shm_bpath_called(rcoll__shm_t *sh, uint64_t k, size_t n, int cma, in
  * stores only; random: a random choice per call, for tests); none while
  * the node's ranks outnumber its CPUs (a timing there measures the
  * scheduler).  There, unless off, a bcast root streams its copy into the
- * segment from RCOLL__SHM_BSTORE_MIN, slot and pipeline alike
- * (bstore.stream_min): its plain stores took each line back from the
+ * segment from RCOLL__SHM_OVER_STREAM_MIN, slot and pipeline alike
+ * (sh->over_stream_min): its plain stores took each line back from the
  * other CPU's caches at 5-7 GB/s, which set the call's time and its
  * launch-to-launch swing (4 ranks on 2 vCPUs, 64 KiB: 9-30 us plain,
  * 6.3-7.2 streaming; docs/shm.md, "Waiting when ranks outnumber the
- * CPUs").  So does the flat allreduce's copy into its slot, from
- * RCOLL__SHM_STORE_MIN (store.stream_min; 8 ranks, 16 KiB: 23-45 us
- * plain, 24-26 streaming); not the pipelined allreduce's copy-in, where
- * streaming was slower from 64 KiB (1 MiB 240-447 us against 198-758). */
+ * CPUs").  So does the flat allreduce's copy into its slot (8 ranks, 16
+ * KiB: 23-45 us plain, 24-26 streaming); not the pipelined allreduce's
+ * copy-in, where streaming was slower from 64 KiB (1 MiB 240-447 us
+ * against 198-758). */
+#define RCOLL__SHM_OVER_STREAM_MIN (2 * 1024)
 void rcoll__shm_store_offer(rcoll__shm_t *sh, const char *mode, int oversubscribed);
 
 /* 1 if collective k's n-byte flat allreduce (n >= sh->store.min) copies in

@@ -137,7 +137,7 @@ static rcoll_status_t bc_small(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
     const char *data;
 
     if (sh->me == root) {
-        int stream = n >= sh->bstore.stream_min, timed = 0;   /* oversubscribed: fixed */
+        int stream = n >= sh->over_stream_min, timed = 0;   /* oversubscribed: fixed */
         uint64_t t0 = 0;
         if (n >= sh->bstore.min) {
             stream = rcoll__shm_bstore_root(sh, S->op.k, n, S->explore, &timed);
@@ -181,7 +181,7 @@ static int root_chunk(rcoll_task_t *task, void *state)
 
     if (!rcoll__shm_put_chunk_kind(task, S->op.sh, S->pipe.g0 + c, c,
                                    (const char *)task->args.recvbuf + off, len,
-                                   n >= S->op.sh->bstore.stream_min)) {
+                                   n >= S->op.sh->over_stream_min)) {
         return 0;
     }
     S->pipe.done[0]++;

@@ -102,7 +102,7 @@ static rcoll_status_t red_small_pieced(rcoll_task_t *task, ar_shm_state_t *S, si
  * on in an allreduce, plain or streaming as rank 0 chooses at run time
  * (shm_adapt.h), rank 0 timing the call from here to its return (every
  * try, one call in 8 else); where the node's ranks outnumber its CPUs, an
- * allreduce streams from sh->store.stream_min (no choice there).  0 while
+ * allreduce streams from sh->over_stream_min (no choice there).  0 while
  * some rank is not through k - 2. */
 static int copy_in(rcoll_task_t *task, ar_shm_state_t *S, size_t n, int root)
 {
@@ -111,7 +111,7 @@ static int copy_in(rcoll_task_t *task, ar_shm_state_t *S, size_t n, int root)
     if (root < 0 && n >= sh->store.min && !S->store.chosen) {
         rcoll__shm_store_call_begin(sh, &S->store, S->op.k, n, rcoll__shm_store_choose);
     }
-    int stream = S->store.stream || (root < 0 && n >= sh->store.stream_min);
+    int stream = S->store.stream || (root < 0 && n >= sh->over_stream_min);
     return rcoll__shm_slot_write_kind(task, &S->op, task->args.sendbuf, n, stream);
 }
 

@@ -153,7 +153,7 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     }
     sh->pair_flat_max = rcoll__shm_pair_flat_max(comm->ctx);   /* rank 0's is the one kept */
     sh->store.min = sh->agstore.min = sh->rstore.min = sh->rsstore.min = sh->bstore.min = SIZE_MAX;
-    sh->bstore.stream_min = sh->store.stream_min = SIZE_MAX;
+    sh->over_stream_min = SIZE_MAX;
     if (comm->ctx != NULL) {
         rcoll__shm_store_offer(sh, rcoll_ctx_config(comm->ctx)->shm_adapt,
                                rcoll__shm_oversubscribed(sh));

@@ -1125,12 +1125,10 @@ static void test_bcast_store_choice(void **state)
     (void)rcoll__shm_bstore_root(sh[0], k, n, 0, &timed);
     assert_int_equal(sh[0]->bstore.nsamp[2][0] + sh[0]->bstore.nsamp[2][1], before);
     assert_int_equal(sh[0]->bstore.pend.k, timed ? k : 0);
-    assert_int_equal(sh[1]->bstore.stream_min, SIZE_MAX);           /* a choice, no rule */
-    assert_int_equal(sh[1]->store.stream_min, SIZE_MAX);
+    assert_int_equal(sh[1]->over_stream_min, SIZE_MAX);             /* a choice, no rule */
     rcoll__shm_store_offer(sh[1], "off", 0);                        /* off: plain only */
     assert_int_equal(sh[1]->bstore.min, SIZE_MAX);
-    assert_int_equal(sh[1]->bstore.stream_min, SIZE_MAX);
-    assert_int_equal(sh[1]->store.stream_min, SIZE_MAX);
+    assert_int_equal(sh[1]->over_stream_min, SIZE_MAX);
     /* oversubscribed: no choice (a time there measures the scheduler), the
      * bcast root and the flat allreduce's copy-in stream from 2 KiB
      * (docs/shm.md, "Waiting when ranks outnumber the CPUs"); off keeps
@@ -1138,14 +1136,11 @@ static void test_bcast_store_choice(void **state)
     rcoll__shm_store_offer(sh[1], "auto", 1);
     assert_int_equal(sh[1]->bstore.min, SIZE_MAX);
     assert_int_equal(sh[1]->store.min, SIZE_MAX);
-    assert_int_equal(sh[1]->bstore.stream_min, RCOLL__SHM_BSTORE_MIN);
-    assert_int_equal(sh[1]->store.stream_min, RCOLL__SHM_STORE_MIN);
+    assert_int_equal(sh[1]->over_stream_min, 2048);
     rcoll__shm_store_offer(sh[1], "random", 1);
-    assert_int_equal(sh[1]->bstore.stream_min, RCOLL__SHM_BSTORE_MIN);
-    assert_int_equal(sh[1]->store.stream_min, RCOLL__SHM_STORE_MIN);
+    assert_int_equal(sh[1]->over_stream_min, 2048);
     rcoll__shm_store_offer(sh[1], "off", 1);
-    assert_int_equal(sh[1]->bstore.stream_min, SIZE_MAX);
-    assert_int_equal(sh[1]->store.stream_min, SIZE_MAX);
+    assert_int_equal(sh[1]->over_stream_min, SIZE_MAX);
     pair_free(sh, seg);
 }
 
