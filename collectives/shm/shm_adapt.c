@@ -55,7 +55,7 @@ uint64_t rcoll__shm_adapt_now(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void rcoll__shm_adapt_offer(rcoll__shm_t *sh, int adapt, int bcast, int random)
+void rcoll__shm_adapt_offer(rcoll__shm_t *sh, int adapt, int bcast, int reduce, int random)
 {
     uint64_t pid = (uint64_t)getpid();
 
@@ -63,7 +63,10 @@ void rcoll__shm_adapt_offer(rcoll__shm_t *sh, int adapt, int bcast, int random)
                           memory_order_relaxed);
     atomic_store_explicit(&rcoll__shm_bpath_line(sh)->min, bcast ? RCOLL__SHM_BPATH_MIN : 0,
                           memory_order_relaxed);
+    atomic_store_explicit(&rcoll__shm_rpath_line(sh)->min, reduce ? RCOLL__SHM_RPATH_MIN : 0,
+                          memory_order_relaxed);
     sh->adapt.chaos = random && adapt ? pid * 2654435761u | 1 : 0;
+    sh->rpath.chaos = random && reduce ? pid * 0xD6E8FEB86659FD93ull | 1 : 0;
     sh->bpath.ad.chaos = random && bcast ? pid * 0x9E3779B97F4A7C15ull | 1 : 0;
 }
 
@@ -77,6 +80,7 @@ void rcoll__shm_adapt_ready(rcoll__shm_t *sh)
 {
     sh->adapt.min = offered_min(rcoll__shm_adapt_line(sh));
     sh->bpath.ad.min = offered_min(rcoll__shm_bpath_line(sh));
+    sh->rpath.min = offered_min(rcoll__shm_rpath_line(sh));
 }
 
 /* The first entry: the fixed sizes lo..hi (sh->cma_ag_* or cma_bc_*),
@@ -248,6 +252,32 @@ int rcoll__shm_adapt_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, i
                                    sh->cma_ag_max, n, cma, explore);
 }
 
+/* A path chooser's timed call (the allgather's, the reduce's); none while
+ * its choices are random (tests). */
+static void chooser_sample(rcoll__shm_adapt_t *ad, size_t n, int cma, int explore, uint64_t ns)
+{
+    int b = rcoll__shm_size_class(n);
+
+    if (ad->chaos != 0) {
+        return;
+    }
+    rcoll__shm_estimate_timed(ad->est, ad->nsamp, ad->last, ad->run, &ad->want, b, cma ? 1 : 0,
+                              explore, rcoll__shm_per_least(ns, n, 13 + b));
+}
+
+int rcoll__shm_rpath_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *cma,
+                            int *explore)
+{
+    rcoll__shm_t *sh = op->sh;
+    return rcoll__shm_chooser_pick(task, op, &sh->rpath, rcoll__shm_rpath_line(sh),
+                                   sh->cma_red_min, sh->cma_red_max, n, cma, explore);
+}
+
+void rcoll__shm_rpath_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns)
+{
+    chooser_sample(&sh->rpath, n, cma, explore, ns);
+}
+
 /* The estimate both choices keep per size class b and path (0, 1): a
  * moving average (1/4) for the path in use, a call over 1.25x the estimate
  * counting as 1.25x; for the other, the mean of the latest try (`try`: the
@@ -326,14 +356,7 @@ int rcoll__shm_estimate_timed(double est[][2], uint32_t nsamp[][2], uint8_t last
 
 void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns)
 {
-    rcoll__shm_adapt_t *ad = &sh->adapt;
-    int b = rcoll__shm_size_class(n);
-
-    if (ad->chaos != 0) {
-        return;
-    }
-    rcoll__shm_estimate_timed(ad->est, ad->nsamp, ad->last, ad->run, &ad->want, b, cma ? 1 : 0,
-                              explore, rcoll__shm_per_least(ns, n, 13 + b));
+    chooser_sample(&sh->adapt, n, cma, explore, ns);
 }
 
 void rcoll__shm_store_offer(rcoll__shm_t *sh, const char *mode, int oversubscribed)
@@ -589,6 +612,14 @@ void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
         rcoll_debug("shm: communicator 0x%llx: bcast path chosen at run time, %llu changes; "
                     "last choice and estimate (the ranks' mean time) per size class from:%s",
                     (unsigned long long)comm->id, (unsigned long long)ad->changes,
+                    len > 0 ? buf : " none timed");
+    }
+    ad = &sh->rpath;
+    if (ad->started) {
+        size_t len = classes(buf, sizeof(buf), ad->est, ad->nsamp, ad->bits, path, path_way, 13);
+        rcoll_debug("shm: communicator 0x%llx: reduce path chosen at run time, %llu changes; "
+                    "last choice and estimate (rank 0's time as the root) per size class "
+                    "from:%s", (unsigned long long)comm->id, (unsigned long long)ad->changes,
                     len > 0 ? buf : " none timed");
     }
 }

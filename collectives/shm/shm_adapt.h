@@ -71,6 +71,15 @@ static inline rcoll__shm_adapt_line_t *rcoll__shm_bpath_line(const rcoll__shm_t 
     return (rcoll__shm_adapt_line_t *)(void *)(sh->base + RCOLL__SHM_BPATH_OFFSET);
 }
 
+/* The reduce's chooser (rpath below) has its own lines, after the bcast's. */
+#define RCOLL__SHM_RPATH_OFFSET  (RCOLL__SHM_BPATH_OFFSET + 512)
+_Static_assert(RCOLL__SHM_RPATH_OFFSET + sizeof(rcoll__shm_adapt_line_t) <= 4096, "header page");
+
+static inline rcoll__shm_adapt_line_t *rcoll__shm_rpath_line(const rcoll__shm_t *sh)
+{
+    return (rcoll__shm_adapt_line_t *)(void *)(sh->base + RCOLL__SHM_RPATH_OFFSET);
+}
+
 /* 1 if allgathers of n-byte blocks choose their path at run time. */
 static inline int rcoll__shm_adapt_covers(const rcoll__shm_t *sh, size_t n)
 {
@@ -78,11 +87,11 @@ static inline int rcoll__shm_adapt_covers(const rcoll__shm_t *sh, size_t n)
 }
 
 /* Set-up, rank 0 (before it reports in): whether this segment's allgather
- * (adapt) and bcast (bcast) adapt (RCOLL_SHM_ADAPT, starting from their
- * single-copy sizes, the defaults' or a tune file's; RCOLL_SHM_CMA=on or
- * sizes rcoll_tune set keep them fixed); random: rank 0 switches at random
- * (RCOLL_SHM_ADAPT=random, for tests). */
-void rcoll__shm_adapt_offer(rcoll__shm_t *sh, int adapt, int bcast, int random);
+ * (adapt), bcast (bcast) and reduce (reduce) adapt (RCOLL_SHM_ADAPT,
+ * starting from their single-copy sizes, the defaults' or a tune file's;
+ * RCOLL_SHM_CMA=on or sizes rcoll_tune set keep them fixed); random: rank 0
+ * switches at random (RCOLL_SHM_ADAPT=random, for tests). */
+void rcoll__shm_adapt_offer(rcoll__shm_t *sh, int adapt, int bcast, int reduce, int random);
 
 /* Set-up over, single-copy reads agreed: take rank 0's offer. */
 void rcoll__shm_adapt_ready(rcoll__shm_t *sh);
@@ -150,6 +159,42 @@ int rcoll__shm_bpath_timed(const rcoll__shm_t *sh, uint64_t k, size_t n, int exp
 /* Every rank, its timed bcast k of n bytes done on path cma in ns. */
 void rcoll__shm_bpath_called(rcoll__shm_t *sh, uint64_t k, size_t n, int cma, int explore,
                              uint64_t ns);
+
+/*
+ * The reduce's path ("rpath"): single copy (shm_reduce_cma.c: every rank
+ * reads its slice of the others' vectors with process_vm_readv, and the
+ * non-roots write their results into the root's buffer) or two copies
+ * through the segment (shm_reduction.c), per size class from
+ * RCOLL__SHM_RPATH_MIN, chosen by rank 0 with the allgather's protocol
+ * above (its own lines in the header page, its own tries).  Why: which
+ * wins differs between CPUs by 2x either way.  On the Xeon VM (2 ranks,
+ * 2026-12-07, µs): 64 KiB single copy 4.3, two copies 8.2-8.9; 128 KiB 7.1
+ * against 14-16; 2 MiB 199-203 against 178-183; the AMD EPYC Zen 4 VM's
+ * figures kept single copy off by default (docs/shm.md, "The reduce's
+ * path, chosen at run time").
+ *
+ * Rank 0 times the calls it is the root of, from the path's choice to its
+ * return: a root's time is the reduce's (it returns once the result is
+ * whole), while a leaf of the two-copy path returns once its vector is in
+ * the segment.  Calls rooted elsewhere follow the choice untimed.
+ */
+#define RCOLL__SHM_RPATH_MIN (16 * 1024)
+/* 16 KiB: below, single copy's set-up (a descriptor each way, ~1.4 us
+ * before the first byte moves) lost to two copies on both VMs (Xeon, 8
+ * KiB: 1.7 us against 1.2-1.4). */
+static inline int rcoll__shm_rpath_covers(const rcoll__shm_t *sh, size_t n)
+{
+    return n >= sh->rpath.min;
+}
+
+/* As rcoll__shm_adapt_choose, for reduce k = op->k of n bytes that
+ * rcoll__shm_rpath_covers. */
+int rcoll__shm_rpath_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *cma,
+                            int *explore);
+
+/* Rank 0, the root of its covered reduce of n bytes: it took ns on path cma
+ * (explore: part of a try of the other path). */
+void rcoll__shm_rpath_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns);
 
 /*
  * The flat allreduce's copy of each rank's vector into its slot
@@ -372,8 +417,8 @@ int rcoll__shm_estimate_timed(double est[][2], uint32_t nsamp[][2], uint8_t last
  * 100000 B in one), and their times must not read as a change of path. */
 uint64_t rcoll__shm_per_least(uint64_t ns, size_t n, int log2_least);
 
-/* At the end, RCOLL_LOG_LEVEL=debug: rank 0's allgather and bcast path
- * choices and measurements, its store choices, and each rank's bcast root
+/* At the end, RCOLL_LOG_LEVEL=debug: rank 0's allgather, bcast and reduce
+ * path choices and measurements, its store choices, and each rank's bcast root
  * store choices. */
 void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh);
 

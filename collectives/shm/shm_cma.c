@@ -57,7 +57,7 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_
 {
     int on = strcmp(rcoll_ctx_config(comm->ctx)->shm_cma, "on") == 0;
     char what[RCOLL_TUNE_NCMA][96];
-    int ag_line = 0, bc_line = 0;
+    int ag_line = 0, bc_line = 0, red_line = 0;
 
     for (int w = 0; w < RCOLL_TUNE_NCMA; w++) {
         size_t lo = 0, hi = SIZE_MAX;
@@ -68,6 +68,8 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_
             ag_line = line;
         } else if (w == RCOLL_TUNE_CMA_BCAST) {
             bc_line = line;
+        } else if (w == RCOLL_TUNE_CMA_REDUCE) {
+            red_line = line;
         }
 
         id->cma_lo[w] = lo;
@@ -80,7 +82,7 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_
                      on ? "RCOLL_SHM_CMA=on" : line < 0 ? "set by rcoll_tune" : "default");
         }
     }
-    /* the allgather and the bcast choose at run time (shm_adapt.h),
+    /* the allgather, the bcast and the reduce choose at run time (shm_adapt.h),
      * starting from the sizes above, the defaults' or a tune file's: one
      * phase of one CPU measured them.  RCOLL_SHM_CMA=on, or sizes
      * rcoll_tune set to time its crossovers with (line < 0), keep them
@@ -88,7 +90,8 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_
     const char *mode = rcoll_ctx_config(comm->ctx)->shm_adapt;
     int adapt_ok = !on && strcmp(mode, "off") != 0;
     int adapt = adapt_ok && ag_line >= 0, bcast = adapt_ok && bc_line >= 0;
-    char bc_adapt[96] = "", ag_adapt[96] = "";
+    int reduce = adapt_ok && red_line >= 0;
+    char bc_adapt[96] = "", ag_adapt[96] = "", red_adapt[96] = "";
     static const char adapting[] = ", from %zu KiB chosen at run time starting from these "
                                    "(RCOLL_SHM_ADAPT)";
     if (bcast) {
@@ -97,10 +100,14 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_
     if (adapt) {
         snprintf(ag_adapt, sizeof(ag_adapt), adapting, (size_t)RCOLL__SHM_ADAPT_MIN / 1024);
     }
-    rcoll__shm_adapt_offer(sh, adapt, bcast, strcmp(mode, "random") == 0);
+    if (reduce) {
+        snprintf(red_adapt, sizeof(red_adapt), adapting, (size_t)RCOLL__SHM_RPATH_MIN / 1024);
+    }
+    rcoll__shm_adapt_offer(sh, adapt, bcast, reduce, strcmp(mode, "random") == 0);
     rcoll_debug("shm: communicator 0x%llx: single-copy sizes where the ranks can read each "
-                "other: bcast %s%s, allgather blocks %s%s, reduce %s", (unsigned long long)comm->id,
-                what[0], bc_adapt, what[1], ag_adapt, what[2]);
+                "other: bcast %s%s, allgather blocks %s%s, reduce %s%s",
+                (unsigned long long)comm->id, what[0], bc_adapt, what[1], ag_adapt, what[2],
+                red_adapt);
 }
 
 void rcoll__shm_cma_ident(rcoll_comm_t *comm, rcoll__shm_t *sh)

@@ -4,7 +4,9 @@
  * shm_reduction.c with only the root receiving the result.  Flat: every
  * rank leaves its vector in its slot and returns; the root folds them in
  * rank order.  Pipelined: every rank reduces its slice of each chunk; the
- * root alone copies the results out.
+ * root alone copies the results out.  Single copy (shm_reduce_cma.c) where
+ * the sizes fixed at set-up say, or where rank 0's run-time choice does
+ * (shm_adapt.h, "rpath").
  */
 #include "shm.h"
 #include "shm_cma.h"
@@ -17,11 +19,29 @@ static rcoll_status_t red_shm_progress(rcoll_task_t *task)
     if (st != RCOLL_OK) {
         return st;
     }
+    rcoll__shm_t *sh = S->op.sh;
     size_t n = task->args.count * rcoll_datatype_size(task->args.dtype);
-    if (rcoll__shm_cma_reduce(S->op.sh, n)) {
-        return rcoll__shm_reduce_cma(task, S, n);
+    if (S->path == 0) {
+        /* once per call: the fixed sizes, or rank 0's run-time choice */
+        int cma = rcoll__shm_cma_reduce(sh, n), explore = 0;
+        if (rcoll__shm_rpath_covers(sh, n)) {
+            if (!rcoll__shm_rpath_choose(task, &S->op, n, &cma, &explore)) {
+                return RCOLL_INPROGRESS;
+            }
+            if (sh->me == 0 && task->args.root == 0) {
+                S->t0 = rcoll__shm_adapt_now();
+            }
+        }
+        S->path = cma ? 2 : 1;
+        S->explore = (int8_t)explore;
     }
-    return rcoll__shm_reduce_progress(task, S, task->args.root);
+    st = S->path == 2 ? rcoll__shm_reduce_cma(task, S, n)
+                      : rcoll__shm_reduce_progress(task, S, task->args.root);
+    if (st == RCOLL_OK && S->t0 != 0 && !(S->path == 1 && S->store.explore)) {
+        /* (a store try's time is not the two-copy path's) */
+        rcoll__shm_rpath_sample(sh, n, S->path == 2, S->explore, rcoll__shm_adapt_now() - S->t0);
+    }
+    return st;
 }
 
 static double red_shm_cost(const rcoll_model_t *m, size_t bytes, int nranks, int ppn)

@@ -17,6 +17,9 @@ typedef struct {
     int               root;       /* -1: allreduce */
     rcoll__shm_pipe_t pipe;       /* stages: copy in, reduce, copy out */
     rcoll__shm_store_call_t store;   /* the copy-in's store kind: a flat allreduce's, a reduce's */
+    int8_t            path;       /* a reduce's: 0 not chosen yet, 1 two copies, 2 single copy */
+    int8_t            explore;    /* that path is a try (shm_adapt.h, rpath) */
+    uint64_t          t0;         /* rank 0, the root: when it chose the path (0: not timed) */
 } rcoll__shm_red_t;
 
 /* Allreduce (root < 0) or reduce to root, once rcoll__shm_enter said OK. */

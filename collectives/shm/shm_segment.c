@@ -142,6 +142,9 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     /* the bcast path's try groups 32 groups (256 calls) before the root's
      * store tries (the same hash, shm_adapt.h): never the same calls */
     sh->bpath.ad.salt = 32;
+    sh->rpath.min = SIZE_MAX;
+    sh->rpath.ahead = 16;
+    sh->rpath.salt = 64;   /* its tries on other calls than the bcast path's, for loops of both */
     sh->red_pieced_min = RCOLL__SHM_RED_PIECED_MIN;
     sh->red_piece = RCOLL__SHM_RED_PIECE;
     sh->stream_min = comm->ctx ? rcoll__shm_stream_min(rcoll_ctx_config(comm->ctx))
