@@ -77,7 +77,7 @@ static const rcoll_config_entry_t core_table[] = {
       "by rank 0 of the node and followed by every rank for the same call (docs/shm.md, "
       "\"Adaptive single copy\"), under RCOLL_SHM_CMA=auto where the ranks can read each "
       "other's memory, starting from the allgather's single-copy sizes (the defaults, or a "
-      "tune file's shm cma_allgather line). The bcast (from 32 KiB): the same choice of "
+      "tune file's shm cma_allgather line). The bcast (from 8 KiB): the same choice of "
       "path, made by rank 0 from the ranks' mean time in each call and starting from the "
       "bcast's single-copy sizes (docs/shm.md, \"The bcast's path, chosen at run time\"). "
       "The flat allreduce (from 2 KiB): plain or "

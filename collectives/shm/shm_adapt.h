@@ -127,11 +127,15 @@ void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, u
  * slowest: it is the time the ranks lose in the call (a two-copy root is
  * free to compute while its leaves copy), and what an OSU benchmark reports.
  */
-#define RCOLL__SHM_BPATH_MIN (32 * 1024)
-/* 32 KiB, not 16: single copy was never found faster at 16 KiB (1.4-2 us
- * before it moves a byte, against 0.5-1 for two copies of 16 KiB), and the
- * choice costs a little even untimed (rank 0's horizon line every 8 calls,
- * the rare try): 16 KiB 0.93-0.96 us -> 0.99-1.05 on the Zen 5 VM. */
+#define RCOLL__SHM_BPATH_MIN (8 * 1024)
+/* 8 KiB (32 KiB until 2026-12-07): on the AMD VMs single copy was never
+ * found faster at 16 KiB (1.4-2 us before it moves a byte, against 0.5-1
+ * for two copies of 16 KiB), and the choice costs a little even untimed
+ * (rank 0's horizon line every 8 calls, the rare try): 16 KiB 0.93-0.96 us
+ * -> 0.99-1.05 on the Zen 5 VM.  On the Intel Xeon VM single copy wins from
+ * 8 KiB, 2x at 16-24 KiB (2 ranks: 16 KiB 1.09-1.29 us against 2.24-2.26,
+ * 24 KiB 1.51-1.73 against 3.27-3.34; docs/shm.md), the 1.6x Open MPI
+ * ob1 that its bench/compare found at 16 KiB. */
 static inline int rcoll__shm_bpath_covers(const rcoll__shm_t *sh, size_t n)
 {
     return n >= sh->bpath.ad.min;

@@ -958,7 +958,8 @@ static void test_bcast_path_choice(void **state)
         rcoll__shm_adapt_ready(sh[r]);
         assert_int_equal(sh[r]->bpath.ad.min, RCOLL__SHM_BPATH_MIN);
         assert_int_equal(sh[r]->adapt.min, SIZE_MAX);
-        assert_true(rcoll__shm_bpath_covers(sh[r], 32768) && !rcoll__shm_bpath_covers(sh[r], 32767));
+        assert_true(rcoll__shm_bpath_covers(sh[r], RCOLL__SHM_BPATH_MIN) &&
+                    !rcoll__shm_bpath_covers(sh[r], RCOLL__SHM_BPATH_MIN - 1));
     }
     size_t n = 65536;                            /* class 3 */
     uint32_t bit = 1u << 3;
