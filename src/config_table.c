@@ -73,7 +73,7 @@ static const rcoll_config_entry_t core_table[] = {
       "size class (the other way tried about one call in 64, by the allgather and the bcast "
       "in bursts of 8 consecutive collectives, one burst in 512 once 1.6x slower; a switch "
       "once it is 15% faster). The "
-      "allgather (blocks from 16 KiB): single copy or two copies through the segment, chosen "
+      "allgather (blocks from 8 KiB): single copy or two copies through the segment, chosen "
       "by rank 0 of the node and followed by every rank for the same call (docs/shm.md, "
       "\"Adaptive single copy\"), under RCOLL_SHM_CMA=auto where the ranks can read each "
       "other's memory, starting from the allgather's single-copy sizes (the defaults, or a "

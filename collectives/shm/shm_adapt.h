@@ -34,7 +34,7 @@
 
 #include "shm.h"
 
-#define RCOLL__SHM_ADAPT_MIN     (16 * 1024)  /* blocks from here adapt (the default) */
+#define RCOLL__SHM_ADAPT_MIN     (8 * 1024)   /* blocks from here adapt (the default) */
 #define RCOLL__SHM_ADAPT_OFFSET  2048         /* the shared lines, in the header page */
 #define RCOLL__SHM_ADAPT_SWITCH  0.85         /* the other path must be 15% faster */
 #define RCOLL__SHM_ADAPT_BURST   8            /* a try: this many consecutive k */
