@@ -163,9 +163,10 @@ if ! env "${shm_only[@]}" RCOLL_TUNE_FILE=$dir/cma RCOLL_LOG_LEVEL=debug timeout
     tail -n 8 "$dir/cma.log"
 fi
 ag="allgather blocks 4096-8191 (tune file line $((n - 1)))"
-adapt=", from 16 KiB chosen at run time starting from these (RCOLL_SHM_ADAPT)"
-bc_adapt=", from 32 KiB chosen at run time starting from these (RCOLL_SHM_ADAPT)"
-want="bcast none (tune file line $((n - 2)))$bc_adapt, $ag$adapt, reduce 1048576-* (tune file line $n)"
+adapt=", from 8 KiB chosen at run time starting from these (RCOLL_SHM_ADAPT)"
+bc_adapt=", from 8 KiB chosen at run time starting from these (RCOLL_SHM_ADAPT)"
+red_adapt=", from 16 KiB chosen at run time starting from these (RCOLL_SHM_ADAPT)"
+want="bcast none (tune file line $((n - 2)))$bc_adapt, $ag$adapt, reduce 1048576-* (tune file line $n)$red_adapt"
 grep 'r0\].*single-copy sizes' "$dir/cma.log" | grep -F ": $want" >/dev/null ||
     bad "the segment did not take the file's single-copy sizes ($want)"
 # the bcast's path is chosen at run time too, from the file's sizes (none:
