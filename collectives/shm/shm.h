@@ -265,6 +265,7 @@ typedef struct rcoll__shm {
     rcoll__shm_adapt_t adapt;         /* the allgather's run-time path choice (shm_adapt.h) */
     rcoll__shm_bpath_t bpath;         /* the bcast's run-time path choice (shm_adapt.h) */
     rcoll__shm_adapt_t rpath;         /* the reduce's run-time path choice (shm_adapt.h) */
+    rcoll__shm_adapt_t rspath;        /* the reduce_scatter's (shm_adapt.h) */
     rcoll__shm_store_t store;         /* the flat allreduce's store choice (shm_adapt.h) */
     rcoll__shm_store_t agstore;       /* the allgather's stores into the segment (shm_adapt.h) */
     rcoll__shm_store_t rstore;        /* the reduce's stores into the segment (shm_adapt.h) */

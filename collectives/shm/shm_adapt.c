@@ -265,6 +265,32 @@ static void chooser_sample(rcoll__shm_adapt_t *ad, size_t n, int cma, int explor
                               explore, rcoll__shm_per_least(ns, n, 13 + b));
 }
 
+void rcoll__shm_rspath_offer(rcoll__shm_t *sh, int on, int random)
+{
+    atomic_store_explicit(&rcoll__shm_rspath_line(sh)->min, on ? RCOLL__SHM_RSPATH_MIN : 0,
+                          memory_order_relaxed);
+    sh->rspath.chaos = random && on ? (uint64_t)getpid() * 0xBF58476D1CE4E5B9ull | 1 : 0;
+}
+
+void rcoll__shm_rspath_ready(rcoll__shm_t *sh)
+{
+    sh->rspath.min = offered_min(rcoll__shm_rspath_line(sh));
+}
+
+int rcoll__shm_rspath_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *pipe,
+                             int *explore)
+{
+    rcoll__shm_t *sh = op->sh;
+    /* starts on the slots: no fixed pipeline sizes below the slot size */
+    return rcoll__shm_chooser_pick(task, op, &sh->rspath, rcoll__shm_rspath_line(sh), SIZE_MAX, 0,
+                                   n, pipe, explore);
+}
+
+void rcoll__shm_rspath_sample(rcoll__shm_t *sh, size_t n, int pipe, int explore, uint64_t ns)
+{
+    chooser_sample(&sh->rspath, n, pipe, explore, ns);
+}
+
 int rcoll__shm_rpath_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *cma,
                             int *explore)
 {
@@ -612,6 +638,15 @@ void rcoll__shm_adapt_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
         rcoll_debug("shm: communicator 0x%llx: bcast path chosen at run time, %llu changes; "
                     "last choice and estimate (the ranks' mean time) per size class from:%s",
                     (unsigned long long)comm->id, (unsigned long long)ad->changes,
+                    len > 0 ? buf : " none timed");
+    }
+    ad = &sh->rspath;
+    if (ad->started) {
+        static const char *const rs[2] = { "slots", "pipeline" };
+        size_t len = classes(buf, sizeof(buf), ad->est, ad->nsamp, ad->bits, rs, rs, 13);
+        rcoll_debug("shm: communicator 0x%llx: reduce_scatter path chosen at run time, %llu "
+                    "changes; last choice and estimate per size class (of the whole input) "
+                    "from:%s", (unsigned long long)comm->id, (unsigned long long)ad->changes,
                     len > 0 ? buf : " none timed");
     }
     ad = &sh->rpath;

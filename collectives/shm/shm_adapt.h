@@ -80,6 +80,15 @@ static inline rcoll__shm_adapt_line_t *rcoll__shm_rpath_line(const rcoll__shm_t 
     return (rcoll__shm_adapt_line_t *)(void *)(sh->base + RCOLL__SHM_RPATH_OFFSET);
 }
 
+/* The reduce_scatter's chooser (rspath below), after the reduce's. */
+#define RCOLL__SHM_RSPATH_OFFSET (RCOLL__SHM_RPATH_OFFSET + 512)
+_Static_assert(RCOLL__SHM_RSPATH_OFFSET + sizeof(rcoll__shm_adapt_line_t) <= 4096, "header page");
+
+static inline rcoll__shm_adapt_line_t *rcoll__shm_rspath_line(const rcoll__shm_t *sh)
+{
+    return (rcoll__shm_adapt_line_t *)(void *)(sh->base + RCOLL__SHM_RSPATH_OFFSET);
+}
+
 /* 1 if allgathers of n-byte blocks choose their path at run time. */
 static inline int rcoll__shm_adapt_covers(const rcoll__shm_t *sh, size_t n)
 {
@@ -199,6 +208,46 @@ int rcoll__shm_rpath_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, i
 /* Rank 0, the root of its covered reduce of n bytes: it took ns on path cma
  * (explore: part of a try of the other path). */
 void rcoll__shm_rpath_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns);
+
+/*
+ * The reduce_scatter's path ("rspath"): through the slots (each rank
+ * copies its whole input in, then folds its block out of every slot) or
+ * through the two-stage pipeline (copy-in and folds overlapped per
+ * sub-block), for inputs from RCOLL__SHM_RSPATH_MIN up to the slot size
+ * (above it only the pipeline), chosen by rank 0 with the allgather's
+ * protocol above from its own call times (every rank waits for every
+ * other), starting on the slots.  Why: on the Intel Xeon VM (2 ranks,
+ * 2026-12-07) the pipeline was 1.4-1.6x faster at 48-64 KiB inputs (64
+ * KiB 4.2-5.0 us against 6.9-7.3; 100000 B, past the slot, 5.8-6.2),
+ * at 32 KiB about even (docs/shm.md, "The reduce_scatter's path").  Offered
+ * where the segment's ranks do not outnumber its CPUs, whether or not they
+ * can read each other's memory.
+ */
+#define RCOLL__SHM_RSPATH_MIN (32 * 1024)
+
+/* Set-up, rank 0, before it reports in: whether the reduce_scatter's path
+ * is chosen at run time (on), at random (random: tests). */
+void rcoll__shm_rspath_offer(rcoll__shm_t *sh, int on, int random);
+
+/* Set-up over (every rank, whatever the single-copy verdict): take rank
+ * 0's offer. */
+void rcoll__shm_rspath_ready(rcoll__shm_t *sh);
+
+/* 1 if reduce_scatters of an n-byte input that fits a slot choose their
+ * path at run time. */
+static inline int rcoll__shm_rspath_covers(const rcoll__shm_t *sh, size_t n)
+{
+    return n >= sh->rspath.min;
+}
+
+/* As rcoll__shm_adapt_choose, for reduce_scatter k = op->k of an n-byte
+ * input that rcoll__shm_rspath_covers: *pipe 1 for the pipeline. */
+int rcoll__shm_rspath_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *pipe,
+                             int *explore);
+
+/* Rank 0: its covered reduce_scatter of an n-byte input took ns on the
+ * pipeline (pipe) or the slots (explore: part of a try). */
+void rcoll__shm_rspath_sample(rcoll__shm_t *sh, size_t n, int pipe, int explore, uint64_t ns);
 
 /*
  * The flat allreduce's copy of each rank's vector into its slot

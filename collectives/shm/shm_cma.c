@@ -104,6 +104,10 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_
         snprintf(red_adapt, sizeof(red_adapt), adapting, (size_t)RCOLL__SHM_RPATH_MIN / 1024);
     }
     rcoll__shm_adapt_offer(sh, adapt, bcast, reduce, strcmp(mode, "random") == 0);
+    /* the reduce_scatter's path needs no single copy: offered wherever a
+     * call's time is the machine's, not the scheduler's */
+    rcoll__shm_rspath_offer(sh, strcmp(mode, "off") != 0 && !rcoll__shm_oversubscribed(sh),
+                            strcmp(mode, "random") == 0);
     rcoll_debug("shm: communicator 0x%llx: single-copy sizes where the ranks can read each "
                 "other: bcast %s%s, allgather blocks %s%s, reduce %s%s",
                 (unsigned long long)comm->id, what[0], bc_adapt, what[1], ag_adapt, what[2],
@@ -169,6 +173,7 @@ void rcoll__shm_cma_ready(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
 {
     sh->cma_bc_min = sh->cma_ag_min = sh->cma_red_min = SIZE_MAX;
     sh->cma_bc_max = sh->cma_ag_max = sh->cma_red_max = 0;
+    rcoll__shm_rspath_ready(sh);
     if (!ok) {
         if (cma_wanted(comm, sh) && sh->me == 0) {
             rcoll_log(comm->is_world ? RCOLL_LOG_INFO : RCOLL_LOG_DEBUG,

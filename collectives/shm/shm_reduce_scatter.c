@@ -8,7 +8,9 @@
  * input into its slot of parity k & 1 and raises the slot's word to k; rank
  * r folds block r of every slot (its own from its send buffer).
  *
- * Larger: a two-stage chunk pipeline over sub-blocks of sh->slice bytes.
+ * Larger, or where rank 0 finds it faster from RCOLL__SHM_RSPATH_MIN
+ * (shm_adapt.h, "rspath"): a two-stage chunk pipeline over sub-blocks of
+ * sh->slice bytes.
  * Chunk c: (A) each rank copies sub-block c of every other rank's block into
  * its input buffer (block q's at q * slice) and raises in_ready; (B) rank r
  * reduces sub-block c of block r from every input buffer into its receive
@@ -33,6 +35,9 @@ typedef struct {
     rcoll__shm_pipe_t pipe;
     int               next;       /* small: next rank to fold in */
     rcoll__shm_store_call_t store;   /* the store kind into the segment (shm_adapt.h, "rsstore") */
+    int8_t            path;       /* 0 not chosen yet, 1 slots, 2 pipeline */
+    int8_t            explore;    /* that path is a try (shm_adapt.h, "rspath") */
+    uint64_t          t0;         /* rank 0: when it chose (0: not timed) */
 } rs_shm_state_t;
 RCOLL_ALG_STATE_CHECK(rs_shm_state_t);
 
@@ -178,10 +183,25 @@ static rcoll_status_t rs_shm_progress(rcoll_task_t *task)
     if (!S->store.chosen && sh->p > 1 && n >= sh->rsstore.min) {
         rcoll__shm_store_call_begin(sh, &S->store, S->op.k, n, rcoll__shm_rsstore_choose);
     }
-    int small = sh->p < 2 || n <= rcoll__shm_copy_slot_max(sh);
-    st = small ? rs_small(task, S, b) : rs_large(task, S, b);
+    if (S->path == 0) {
+        /* once per call: the slots up to their size, or rank 0's choice */
+        int pipe = sh->p > 1 && n > rcoll__shm_copy_slot_max(sh), explore = 0;
+        if (sh->p > 1 && !pipe && rcoll__shm_rspath_covers(sh, n)) {
+            if (!rcoll__shm_rspath_choose(task, &S->op, n, &pipe, &explore)) {
+                return RCOLL_INPROGRESS;
+            }
+            S->t0 = sh->me == 0 ? rcoll__shm_adapt_now() : 0;
+        }
+        S->path = pipe ? 2 : 1;
+        S->explore = (int8_t)explore;
+    }
+    st = S->path == 1 ? rs_small(task, S, b) : rs_large(task, S, b);
     if (st == RCOLL_OK) {
         rcoll__shm_store_call_end(sh, &S->store, n, rcoll__shm_rsstore_sample);
+        if (S->t0 != 0 && !S->store.explore) {
+            /* (a store try's time is not the path's) */
+            rcoll__shm_rspath_sample(sh, n, S->path == 2, S->explore, rcoll__shm_adapt_now() - S->t0);
+        }
     }
     return st;
 }

@@ -145,6 +145,9 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     sh->rpath.min = SIZE_MAX;
     sh->rpath.ahead = 16;
     sh->rpath.salt = 64;   /* its tries on other calls than the bcast path's, for loops of both */
+    sh->rspath.min = SIZE_MAX;
+    sh->rspath.ahead = 16;
+    sh->rspath.salt = 96;
     sh->red_pieced_min = RCOLL__SHM_RED_PIECED_MIN;
     sh->red_piece = RCOLL__SHM_RED_PIECE;
     sh->stream_min = comm->ctx ? rcoll__shm_stream_min(rcoll_ctx_config(comm->ctx))

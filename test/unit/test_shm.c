@@ -329,6 +329,10 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
             sh[r]->rpath.ahead = sh[r]->adapt.ahead;
             sh[r]->rpath.salt = 64;
             sh[r]->rpath.chaos = r == 0 ? (seed * 0xD6E8FEB86659FD93ull) | 1 : 0;
+            sh[r]->rspath.min = 1;                      /* and the reduce_scatters' */
+            sh[r]->rspath.ahead = sh[r]->adapt.ahead;
+            sh[r]->rspath.salt = 96;
+            sh[r]->rspath.chaos = r == 0 ? (seed * 0xBF58476D1CE4E5B9ull) | 1 : 0;
             sh[r]->bstore.min = 1;                      /* bcast roots stream at random */
             sh[r]->bstore.chaos = (seed + (uint64_t)r) * 2654435761u | 1;
             sh[r]->agstore.min = 1;                     /* so do the allgathers' slot writers */
@@ -423,6 +427,14 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
         assert_true(sh[0]->adapt.changes > 2);    /* the paths did change under the ranks */
         assert_true(sh[0]->bpath.ad.changes > 0 || !script_has(script, RCOLL_COLL_BCAST));
         assert_true(sh[0]->rpath.changes > 0 || !script_has(script, RCOLL_COLL_REDUCE));
+        /* (it starts on the slots, so a short script may switch nothing) */
+        int rs_slot = 0;
+        for (int j = 0; j < NOPS; j++) {
+            rs_slot |= script[j].type == RCOLL_COLL_REDUCE_SCATTER &&
+                       (size_t)p * script[j].count * rcoll_datatype_size(script[j].dtype) <=
+                           rcoll__shm_copy_slot_max(sh[0]);
+        }
+        assert_true(sh[0]->rspath.started || !rs_slot);
     }
     /* a rank that ran a pipelined allgather on two copies mapped every
      * rank's pipeline area then, not over the calls after it */
@@ -1056,19 +1068,31 @@ static void pair_free(rcoll__shm_t *sh[2], char *seg)
  * for each call; rank 0 starts from the fixed sizes (none: two copies),
  * takes single copy where its root times say it is faster (the Xeon VM,
  * 64 KiB: 4.3 us against 8.2) and goes back when the machine changes. */
+typedef int (*path_choose_fn)(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *path,
+                              int *explore);
+typedef void (*path_sample_fn)(rcoll__shm_t *sh, size_t n, int path, int explore, uint64_t ns);
+
+/* Calls k.. of a 2-rank path chooser: both ranks take the same path and
+ * try; rank 0 times path 0 at t0 ns, path 1 at t1. */
+static void path_calls(rcoll__shm_t *sh[2], rcoll_task_t *task, uint64_t *k, int calls, size_t n,
+                       path_choose_fn choose, path_sample_fn sample, uint64_t t0, uint64_t t1)
+{
+    for (int c = 0; c < calls; c++, (*k)++) {
+        int path[2], explore[2];
+        for (int r = 0; r < 2; r++) {
+            rcoll__shm_op_t op = { .sh = sh[r], .k = *k };
+            assert_int_equal(choose(task, &op, n, &path[r], &explore[r]), 1);
+        }
+        assert_int_equal(path[0], path[1]);
+        assert_int_equal(explore[0], explore[1]);
+        sample(sh[0], n, path[0], explore[0], path[0] ? t1 : t0);
+    }
+}
+
 static void rpath_calls(rcoll__shm_t *sh[2], rcoll_task_t *task, uint64_t *k, int calls, size_t n,
                         uint64_t two, uint64_t one)
 {
-    for (int c = 0; c < calls; c++, (*k)++) {
-        int cma[2], explore[2];
-        for (int r = 0; r < 2; r++) {
-            rcoll__shm_op_t op = { .sh = sh[r], .k = *k };
-            assert_int_equal(rcoll__shm_rpath_choose(task, &op, n, &cma[r], &explore[r]), 1);
-        }
-        assert_int_equal(cma[0], cma[1]);
-        assert_int_equal(explore[0], explore[1]);
-        rcoll__shm_rpath_sample(sh[0], n, cma[0], explore[0], cma[0] ? one : two);
-    }
+    path_calls(sh, task, k, calls, n, rcoll__shm_rpath_choose, rcoll__shm_rpath_sample, two, one);
 }
 
 static void test_reduce_path_choice(void **state)
@@ -1102,6 +1126,49 @@ static void test_reduce_path_choice(void **state)
     assert_int_equal(sh[0]->rpath.want & 0xfff & ~bit, 0);   /* no other class moved */
     rpath_calls(sh, task, &k, 20000, n, 8000, 12000);        /* single copy turns slow */
     assert_int_equal(sh[0]->rpath.want & bit, 0);
+    free(task);
+    pair_free(sh, seg);
+}
+
+/* The reduce_scatter's path (shm_adapt.h, "rspath"): offered on its own,
+ * it covers inputs from RCOLL__SHM_RSPATH_MIN; it starts on the slots,
+ * takes the pipeline where rank 0's calls say it is faster (the Xeon VM,
+ * 64 KiB: 4.3 us against 6.9) and goes back to the slots. */
+static void test_reduce_scatter_path_choice(void **state)
+{
+    (void)state;
+    frank_t fr[2];
+    rcoll__shm_t *sh[2];
+    char *seg = pair_fixture(fr, sh, 47);
+    rcoll_task_t *task = alloc_aligned(64, sizeof(rcoll_task_t));
+    assert_non_null(task);
+    memset(task, 0, sizeof(*task));
+
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(sh[r]->rspath.min, SIZE_MAX);   /* none before the set-up agrees */
+    }
+    rcoll__shm_rspath_offer(sh[0], 1, 0);
+    for (int r = 0; r < 2; r++) {
+        rcoll__shm_rspath_ready(sh[r]);
+        assert_true(rcoll__shm_rspath_covers(sh[r], RCOLL__SHM_RSPATH_MIN) &&
+                    !rcoll__shm_rspath_covers(sh[r], RCOLL__SHM_RSPATH_MIN - 1));
+    }
+    size_t n = 49152;                             /* class 2 */
+    uint32_t bit = 1u << 2;
+    uint64_t k = 1;
+    path_calls(sh, task, &k, 1, n, rcoll__shm_rspath_choose, rcoll__shm_rspath_sample, 5500, 3600);
+    assert_int_equal(sh[0]->rspath.bits, 0);     /* the slots first, every class */
+    path_calls(sh, task, &k, 3000, n, rcoll__shm_rspath_choose, rcoll__shm_rspath_sample, 5500,
+               3600);
+    assert_int_equal(sh[0]->rspath.want & bit, bit);   /* the pipeline won */
+    assert_int_equal(sh[0]->rspath.want & 0xfff & ~bit, 0);
+    path_calls(sh, task, &k, 20000, n, rcoll__shm_rspath_choose, rcoll__shm_rspath_sample, 5500,
+               9000);
+    assert_int_equal(sh[0]->rspath.want & bit, 0);
+    /* off: no offer, nothing covered */
+    rcoll__shm_rspath_offer(sh[0], 0, 0);
+    rcoll__shm_rspath_ready(sh[1]);
+    assert_false(rcoll__shm_rspath_covers(sh[1], (size_t)1 << 30));
     free(task);
     pair_free(sh, seg);
 }
@@ -2017,6 +2084,7 @@ int main(void)
         cmocka_unit_test(test_bcast_store_in_path_tries),
         cmocka_unit_test(test_bcast_path_choice),
         cmocka_unit_test(test_reduce_path_choice),
+        cmocka_unit_test(test_reduce_scatter_path_choice),
         cmocka_unit_test(test_cma_read_errors),
         cmocka_unit_test(test_cma_write_errors),
         cmocka_unit_test(test_copy_stream),
