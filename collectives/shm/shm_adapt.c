@@ -252,9 +252,8 @@ int rcoll__shm_adapt_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, i
                                    sh->cma_ag_max, n, cma, explore);
 }
 
-/* A path chooser's timed call (the allgather's, the reduce's); none while
- * its choices are random (tests). */
-static void chooser_sample(rcoll__shm_adapt_t *ad, size_t n, int cma, int explore, uint64_t ns)
+void rcoll__shm_chooser_sample(rcoll__shm_adapt_t *ad, size_t n, int cma, int explore,
+                               uint64_t ns)
 {
     int b = rcoll__shm_size_class(n);
 
@@ -286,22 +285,12 @@ int rcoll__shm_rspath_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, 
                                    n, pipe, explore);
 }
 
-void rcoll__shm_rspath_sample(rcoll__shm_t *sh, size_t n, int pipe, int explore, uint64_t ns)
-{
-    chooser_sample(&sh->rspath, n, pipe, explore, ns);
-}
-
 int rcoll__shm_rpath_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *cma,
                             int *explore)
 {
     rcoll__shm_t *sh = op->sh;
     return rcoll__shm_chooser_pick(task, op, &sh->rpath, rcoll__shm_rpath_line(sh),
                                    sh->cma_red_min, sh->cma_red_max, n, cma, explore);
-}
-
-void rcoll__shm_rpath_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns)
-{
-    chooser_sample(&sh->rpath, n, cma, explore, ns);
 }
 
 /* The estimate both choices keep per size class b and path (0, 1): a
@@ -382,7 +371,7 @@ int rcoll__shm_estimate_timed(double est[][2], uint32_t nsamp[][2], uint8_t last
 
 void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns)
 {
-    chooser_sample(&sh->adapt, n, cma, explore, ns);
+    rcoll__shm_chooser_sample(&sh->adapt, n, cma, explore, ns);
 }
 
 void rcoll__shm_store_offer(rcoll__shm_t *sh, const char *mode, int oversubscribed)

@@ -205,9 +205,8 @@ static inline int rcoll__shm_rpath_covers(const rcoll__shm_t *sh, size_t n)
 int rcoll__shm_rpath_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *cma,
                             int *explore);
 
-/* Rank 0, the root of its covered reduce of n bytes: it took ns on path cma
- * (explore: part of a try of the other path). */
-void rcoll__shm_rpath_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, uint64_t ns);
+/* (Rank 0, the root of its covered reduce: rcoll__shm_chooser_sample on
+ * &sh->rpath with its time.) */
 
 /*
  * The reduce_scatter's path ("rspath"): through the slots (each rank
@@ -245,9 +244,7 @@ static inline int rcoll__shm_rspath_covers(const rcoll__shm_t *sh, size_t n)
 int rcoll__shm_rspath_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *pipe,
                              int *explore);
 
-/* Rank 0: its covered reduce_scatter of an n-byte input took ns on the
- * pipeline (pipe) or the slots (explore: part of a try). */
-void rcoll__shm_rspath_sample(rcoll__shm_t *sh, size_t n, int pipe, int explore, uint64_t ns);
+/* (Rank 0: rcoll__shm_chooser_sample on &sh->rspath, path 1 the pipeline.) */
 
 /*
  * The flat allreduce's copy of each rank's vector into its slot
@@ -455,6 +452,12 @@ int rcoll__shm_times_collect(const rcoll__shm_t *sh, size_t off, rcoll__shm_pend
 int rcoll__shm_chooser_pick(rcoll_task_t *task, rcoll__shm_op_t *op, rcoll__shm_adapt_t *ad,
                             rcoll__shm_adapt_line_t *L, size_t lo, size_t hi, size_t n, int *cma,
                             int *explore);
+
+/* Rank 0: a path chooser's (ad: the allgather's, the reduce's, the
+ * reduce_scatter's) timed call of n bytes took ns on `path` (explore: part
+ * of a try); nothing while its choices are random (tests). */
+void rcoll__shm_chooser_sample(rcoll__shm_adapt_t *ad, size_t n, int path, int explore,
+                               uint64_t ns);
 
 /* rcoll__shm_estimate for a timed call of class b on `path` (try: part of a
  * try of the other way), with the state of the choices that try in bursts

@@ -39,7 +39,8 @@ static rcoll_status_t red_shm_progress(rcoll_task_t *task)
                       : rcoll__shm_reduce_progress(task, S, task->args.root);
     if (st == RCOLL_OK && S->t0 != 0 && !(S->path == 1 && S->store.explore)) {
         /* (a store try's time is not the two-copy path's) */
-        rcoll__shm_rpath_sample(sh, n, S->path == 2, S->explore, rcoll__shm_adapt_now() - S->t0);
+        rcoll__shm_chooser_sample(&sh->rpath, n, S->path == 2, S->explore,
+                                  rcoll__shm_adapt_now() - S->t0);
     }
     return st;
 }

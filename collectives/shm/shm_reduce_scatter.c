@@ -200,7 +200,8 @@ static rcoll_status_t rs_shm_progress(rcoll_task_t *task)
         rcoll__shm_store_call_end(sh, &S->store, n, rcoll__shm_rsstore_sample);
         if (S->t0 != 0 && !S->store.explore) {
             /* (a store try's time is not the path's) */
-            rcoll__shm_rspath_sample(sh, n, S->path == 2, S->explore, rcoll__shm_adapt_now() - S->t0);
+            rcoll__shm_chooser_sample(&sh->rspath, n, S->path == 2, S->explore,
+                                      rcoll__shm_adapt_now() - S->t0);
         }
     }
     return st;

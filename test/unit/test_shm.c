@@ -1068,14 +1068,22 @@ static void pair_free(rcoll__shm_t *sh[2], char *seg)
  * for each call; rank 0 starts from the fixed sizes (none: two copies),
  * takes single copy where its root times say it is faster (the Xeon VM,
  * 64 KiB: 4.3 us against 8.2) and goes back when the machine changes. */
+/* A task for calls that only wait on flags (the choosers' waits). */
+static rcoll_task_t *zeroed_task(void)
+{
+    rcoll_task_t *task = alloc_aligned(64, sizeof(rcoll_task_t));
+    assert_non_null(task);
+    memset(task, 0, sizeof(*task));
+    return task;
+}
+
 typedef int (*path_choose_fn)(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *path,
                               int *explore);
-typedef void (*path_sample_fn)(rcoll__shm_t *sh, size_t n, int path, int explore, uint64_t ns);
 
-/* Calls k.. of a 2-rank path chooser: both ranks take the same path and
- * try; rank 0 times path 0 at t0 ns, path 1 at t1. */
+/* Calls k.. of a 2-rank path chooser (rank 0's state: ad0): both ranks take
+ * the same path and try; rank 0 times path 0 at t0 ns, path 1 at t1. */
 static void path_calls(rcoll__shm_t *sh[2], rcoll_task_t *task, uint64_t *k, int calls, size_t n,
-                       path_choose_fn choose, path_sample_fn sample, uint64_t t0, uint64_t t1)
+                       path_choose_fn choose, rcoll__shm_adapt_t *ad0, uint64_t t0, uint64_t t1)
 {
     for (int c = 0; c < calls; c++, (*k)++) {
         int path[2], explore[2];
@@ -1085,14 +1093,14 @@ static void path_calls(rcoll__shm_t *sh[2], rcoll_task_t *task, uint64_t *k, int
         }
         assert_int_equal(path[0], path[1]);
         assert_int_equal(explore[0], explore[1]);
-        sample(sh[0], n, path[0], explore[0], path[0] ? t1 : t0);
+        rcoll__shm_chooser_sample(ad0, n, path[0], explore[0], path[0] ? t1 : t0);
     }
 }
 
 static void rpath_calls(rcoll__shm_t *sh[2], rcoll_task_t *task, uint64_t *k, int calls, size_t n,
                         uint64_t two, uint64_t one)
 {
-    path_calls(sh, task, k, calls, n, rcoll__shm_rpath_choose, rcoll__shm_rpath_sample, two, one);
+    path_calls(sh, task, k, calls, n, rcoll__shm_rpath_choose, &sh[0]->rpath, two, one);
 }
 
 static void test_reduce_path_choice(void **state)
@@ -1100,10 +1108,8 @@ static void test_reduce_path_choice(void **state)
     (void)state;
     frank_t fr[2];
     rcoll__shm_t *sh[2];
+    rcoll_task_t *task = zeroed_task();
     char *seg = pair_fixture(fr, sh, 46);
-    rcoll_task_t *task = alloc_aligned(64, sizeof(rcoll_task_t));
-    assert_non_null(task);
-    memset(task, 0, sizeof(*task));
 
     rcoll__shm_adapt_offer(sh[0], 0, 0, 1, 0);   /* the reduce adapts, nothing else */
     for (int r = 0; r < 2; r++) {
@@ -1139,10 +1145,8 @@ static void test_reduce_scatter_path_choice(void **state)
     (void)state;
     frank_t fr[2];
     rcoll__shm_t *sh[2];
+    rcoll_task_t *task = zeroed_task();
     char *seg = pair_fixture(fr, sh, 47);
-    rcoll_task_t *task = alloc_aligned(64, sizeof(rcoll_task_t));
-    assert_non_null(task);
-    memset(task, 0, sizeof(*task));
 
     for (int r = 0; r < 2; r++) {
         assert_int_equal(sh[r]->rspath.min, SIZE_MAX);   /* none before the set-up agrees */
@@ -1156,14 +1160,12 @@ static void test_reduce_scatter_path_choice(void **state)
     size_t n = 49152;                             /* class 2 */
     uint32_t bit = 1u << 2;
     uint64_t k = 1;
-    path_calls(sh, task, &k, 1, n, rcoll__shm_rspath_choose, rcoll__shm_rspath_sample, 5500, 3600);
+    path_calls(sh, task, &k, 1, n, rcoll__shm_rspath_choose, &sh[0]->rspath, 5500, 3600);
     assert_int_equal(sh[0]->rspath.bits, 0);     /* the slots first, every class */
-    path_calls(sh, task, &k, 3000, n, rcoll__shm_rspath_choose, rcoll__shm_rspath_sample, 5500,
-               3600);
+    path_calls(sh, task, &k, 3000, n, rcoll__shm_rspath_choose, &sh[0]->rspath, 5500, 3600);
     assert_int_equal(sh[0]->rspath.want & bit, bit);   /* the pipeline won */
     assert_int_equal(sh[0]->rspath.want & 0xfff & ~bit, 0);
-    path_calls(sh, task, &k, 20000, n, rcoll__shm_rspath_choose, rcoll__shm_rspath_sample, 5500,
-               9000);
+    path_calls(sh, task, &k, 20000, n, rcoll__shm_rspath_choose, &sh[0]->rspath, 5500, 9000);
     assert_int_equal(sh[0]->rspath.want & bit, 0);
     /* off: no offer, nothing covered */
     rcoll__shm_rspath_offer(sh[0], 0, 0);
