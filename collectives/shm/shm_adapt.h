@@ -182,9 +182,9 @@ void rcoll__shm_bpath_called(rcoll__shm_t *sh, uint64_t k, size_t n, int cma, in
  * above (its own lines in the header page, its own tries).  Why: which
  * wins differs between CPUs by 2x either way.  On the Xeon VM (2 ranks,
  * 2026-12-07, µs): 64 KiB single copy 4.3, two copies 8.2-8.9; 128 KiB 7.1
- * against 14-16; 2 MiB 199-203 against 178-183; the AMD EPYC Zen 4 VM's
- * figures kept single copy off by default (docs/shm.md, "The reduce's
- * path, chosen at run time").
+ * against 14-16; 2 MiB 199-203 against 178-183; an AMD EPYC VM's figures
+ * kept single copy off by default (docs/shm.md, "The reduce's path,
+ * chosen at run time").
  *
  * Rank 0 times the calls it is the root of, from the path's choice to its
  * return: a root's time is the reduce's (it returns once the result is
@@ -193,8 +193,8 @@ void rcoll__shm_bpath_called(rcoll__shm_t *sh, uint64_t k, size_t n, int cma, in
  */
 #define RCOLL__SHM_RPATH_MIN (16 * 1024)
 /* 16 KiB: below, single copy's set-up (a descriptor each way, ~1.4 us
- * before the first byte moves) lost to two copies on both VMs (Xeon, 8
- * KiB: 1.7 us against 1.2-1.4). */
+ * before the first byte moves) lost to two copies on the Xeon VM (8 KiB:
+ * 1.7 us against 1.2-1.4); on the AMD VMs it costs more. */
 static inline int rcoll__shm_rpath_covers(const rcoll__shm_t *sh, size_t n)
 {
     return n >= sh->rpath.min;
