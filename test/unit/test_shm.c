@@ -1063,11 +1063,6 @@ static void pair_free(rcoll__shm_t *sh[2], char *seg)
     free(seg);
 }
 
-/* The reduce's path (shm_adapt.h, "rpath"): offered alone, it covers
- * vectors from RCOLL__SHM_RPATH_MIN; both ranks take the same path and try
- * for each call; rank 0 starts from the fixed sizes (none: two copies),
- * takes single copy where its root times say it is faster (the Xeon VM,
- * 64 KiB: 4.3 us against 8.2) and goes back when the machine changes. */
 /* A task for calls that only wait on flags (the choosers' waits). */
 static rcoll_task_t *zeroed_task(void)
 {
@@ -1103,6 +1098,11 @@ static void rpath_calls(rcoll__shm_t *sh[2], rcoll_task_t *task, uint64_t *k, in
     path_calls(sh, task, k, calls, n, rcoll__shm_rpath_choose, &sh[0]->rpath, two, one);
 }
 
+/* The reduce's path (shm_adapt.h, "rpath"): offered alone, it covers
+ * vectors from RCOLL__SHM_RPATH_MIN; both ranks take the same path and try
+ * for each call; rank 0 starts from the fixed sizes (none: two copies),
+ * takes single copy where its root times say it is faster (the Xeon VM,
+ * 64 KiB: 4.3 us against 8.2) and goes back when the machine changes. */
 static void test_reduce_path_choice(void **state)
 {
     (void)state;
