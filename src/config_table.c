@@ -90,13 +90,13 @@ static const rcoll_config_entry_t core_table[] = {
       "copies, chosen by rank 0 from its time as the root and starting from the reduce's "
       "single-copy sizes (docs/shm.md, \"The reduce's path, chosen at run time\"); from 8 KiB, "
       "plain or streaming stores into the segment (slot pieces or pipeline), chosen by rank 0 (docs/shm.md, \"The "
-      "reduce's stores into the segment\"); the reduce_scatter (inputs from 8 KiB) likewise, and from 32 KiB inputs up to the slot size its path, the slots or the pipeline, chosen by rank 0 (docs/shm.md, \"The reduce_scatter's path, chosen at run time\"). The store choices not while the node's ranks "
+      "reduce's stores into the segment\"); the reduce_scatter (inputs from 8 KiB) likewise, and from 32 KiB inputs up to the slot size its path, the slots or the pipeline, chosen by rank 0 (docs/shm.md, \"The reduce_scatter's path, chosen at run time\"). A single-copy reduce's root (RCOLL_SHM_CMA=on too): how much of the vector it reduces itself, balanced per size class from whether it waited for the others (docs/shm.md, \"The single-copy reduce's split\"). The store choices not while the node's ranks "
       "outnumber its CPUs: there a bcast root's copy into the segment and the flat allreduce's copy-in "
-      "stream from 2 KiB, a fixed rule (docs/shm.md, \"Waiting when ranks outnumber the CPUs\"). auto: all nine; off: the allgather's, the bcast's and the reduce's sizes fixed, the reduce_scatter on the slots up to their size "
-      "(RCOLL_SHM_CMA=on fixes them too), plain stores; random: a test setting, the choices "
+      "stream from 2 KiB, a fixed rule (docs/shm.md, \"Waiting when ranks outnumber the CPUs\"). auto: all ten; off: the allgather's, the bcast's and the reduce's sizes fixed, the reduce_scatter on the slots up to their size "
+      "(RCOLL_SHM_CMA=on fixes them too), plain stores, even single-copy reduce slices; random: a test setting, the choices "
       "made at random. Rank 0's value counts for the allgather's path and stores, the "
       "bcast's, the reduce's and the reduce_scatter's paths, the allreduce, the reduce and the reduce_scatter (a rank with off still keeps plain "
-      "stores); set with rcoll_config_set, it applies to the segments set up afterwards",
+      "stores), each root's for its single-copy reduce slices; set with rcoll_config_set, it applies to the segments set up afterwards",
       RCOLL_CONFIG_ENUM, F(shm_adapt), "auto|off|random", 1 },
     { "SHM_STREAM_MIN", "auto", "Receive-buffer size in bytes from which the shm collectives "
       "copy into it with non-temporal (streaming) stores, which write whole lines to memory "

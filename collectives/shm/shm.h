@@ -202,6 +202,21 @@ typedef struct {
     uint64_t chaos;          /* tests: nonzero (a random state): choose at random */
 } rcoll__shm_bstore_t;
 
+/* A single-copy reduce root's slice of the vector (shm_reduce_cma.c): in
+ * RCOLL__SHM_SPLIT_ONE parts, per size class [2^b, 2^(b+1)) bytes, what
+ * this rank uses when it is the root.  Every other rank reads it from the
+ * root's descriptor, so they always agree. */
+#define RCOLL__SHM_SPLIT_ONE   1024
+#define RCOLL__SHM_SPLIT_STEP  8      /* the balance moves by this per call */
+#define RCOLL__SHM_SPLIT_NB    48
+typedef struct {
+    int      mode;           /* 0 even slices (RCOLL_SHM_ADAPT=off), 1 balanced at run time,
+                              * 2 at random (tests) */
+    uint64_t chaos;          /* mode 2: the random state */
+    uint64_t moves;          /* balancing steps taken */
+    uint16_t root[RCOLL__SHM_SPLIT_NB];   /* 0: not set yet (even) */
+} rcoll__shm_split_t;
+
 /* Per-communicator private state (rcoll_coll_comm(comm)->shm). */
 typedef struct rcoll__shm {
     rcoll__shm_state_t state;
@@ -271,6 +286,7 @@ typedef struct rcoll__shm {
     rcoll__shm_store_t rstore;        /* the reduce's stores into the segment (shm_adapt.h) */
     rcoll__shm_store_t rsstore;       /* the reduce_scatter's (shm_adapt.h) */
     rcoll__shm_bstore_t bstore;       /* the small bcast root's store choice (shm_adapt.h) */
+    rcoll__shm_split_t split;         /* a single-copy reduce root's slice (shm_reduce_cma.c) */
 } rcoll__shm_t;
 
 /* ---- single-copy reads (shm_cma.c) ---- */

@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include "shm_cma.h"
 #include "shm_adapt.h"
+#include "shm_reduction.h"
 #include "selector.h"
 #include "engines/shm_pipe.h"
 
@@ -47,6 +48,7 @@ typedef struct {
 typedef struct {
     uint64_t addr, len;
     uint64_t dst, dst_len;
+    uint64_t split;          /* a single-copy reduce's: the root's slice (shm_reduce_cma.c) */
 } cma_desc_rw_t;
 _Static_assert(sizeof(cma_desc_rw_t) <= RCOLL__SHM_INLINE, "inline, where cma_desc_t is");
 
@@ -104,6 +106,9 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_
         snprintf(red_adapt, sizeof(red_adapt), adapting, (size_t)RCOLL__SHM_RPATH_MIN / 1024);
     }
     rcoll__shm_adapt_offer(sh, adapt, bcast, reduce, strcmp(mode, "random") == 0);
+    /* the single-copy reduce root's slice: balanced at run time unless off
+     * (shm_reduce_cma.c), RCOLL_SHM_CMA=on included */
+    rcoll__shm_split_offer(sh, strcmp(mode, "off") == 0 ? 0 : strcmp(mode, "random") == 0 ? 2 : 1);
     /* the reduce_scatter's path needs no single copy: offered wherever a
      * call's time is the machine's, not the scheduler's */
     rcoll__shm_rspath_offer(sh, strcmp(mode, "off") != 0 && !rcoll__shm_oversubscribed(sh),
@@ -210,9 +215,40 @@ int rcoll__shm_cma_post(rcoll_task_t *task, rcoll__shm_op_t *op, const void *buf
 int rcoll__shm_cma_post_rw(rcoll_task_t *task, rcoll__shm_op_t *op, const void *buf, void *dst,
                            size_t n)
 {
+    return rcoll__shm_cma_post_split(task, op, buf, dst, n, 0);
+}
+
+int rcoll__shm_cma_post_split(rcoll_task_t *task, rcoll__shm_op_t *op, const void *buf, void *dst,
+                              size_t n, unsigned split)
+{
     cma_desc_rw_t d = { .addr = (uint64_t)(uintptr_t)buf, .len = n,
-                        .dst = (uint64_t)(uintptr_t)dst, .dst_len = n };
+                        .dst = (uint64_t)(uintptr_t)dst, .dst_len = n, .split = split };
     return rcoll__shm_slot_write(task, op, &d, sizeof(d));
+}
+
+rcoll_status_t rcoll__shm_cma_split_of(rcoll_task_t *task, rcoll__shm_op_t *op, int q, size_t n,
+                                       unsigned *split)
+{
+    cma_desc_rw_t d;
+    const char *slot = rcoll__shm_slot_read(task, op, q, sizeof(d));
+
+    if (slot == NULL) {
+        return rcoll__shm_not_read(op);
+    }
+    memcpy(&d, slot, sizeof(d));
+    if (d.len != n || d.dst_len != n || d.split > RCOLL__SHM_SPLIT_ONE) {
+        rcoll_error("rcoll_%s (algorithm shm, communicator 0x%llx, shm operation %llu): comm rank "
+                    "%d published %llu bytes, a receive buffer of %llu and its slice as "
+                    "%llu/%u of them; this call has %zu bytes: the ranks called different "
+                    "collectives, or the descriptor is corrupt; its data is not used", rcoll_coll_name(task->args.type),
+                    (unsigned long long)task->comm->id, (unsigned long long)op->k, q,
+                    (unsigned long long)d.len, (unsigned long long)d.dst_len,
+                    (unsigned long long)d.split, RCOLL__SHM_SPLIT_ONE, n);
+        op->error = RCOLL_ERR_PROTOCOL;
+        return op->error;
+    }
+    *split = (unsigned)d.split;
+    return RCOLL_OK;
 }
 
 /* A process_vm_readv / writev of rank q's buffer failed (err 0: it moved
@@ -363,6 +399,18 @@ int rcoll__shm_cma_reader_gone(rcoll_task_t *task, rcoll__shm_op_t *op, int q)
     }
     rcoll__shm_waiting(task, q, RCOLL__SHM_STEP_CMA);
     return 0;
+}
+
+int rcoll__shm_cma_all_read(const rcoll__shm_t *sh, uint64_t k)
+{
+    for (int q = 0; q < sh->p; q++) {
+        if (q != sh->me &&
+            atomic_load_explicit(&rcoll__shm_ctl((rcoll__shm_t *)sh, q)->cma_read.v,
+                                 memory_order_acquire) < k) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 int rcoll__shm_cma_readers_gone(rcoll_task_t *task, rcoll__shm_op_t *op, int *next)

@@ -44,6 +44,21 @@ int rcoll__shm_cma_post(rcoll_task_t *task, rcoll__shm_op_t *op, const void *buf
 int rcoll__shm_cma_post_rw(rcoll_task_t *task, rcoll__shm_op_t *op, const void *buf, void *dst,
                            size_t n);
 
+/* The same for a single-copy reduce, with the root's slice (split, in
+ * RCOLL__SHM_SPLIT_ONE parts of the vector; shm_reduce_cma.c). */
+int rcoll__shm_cma_post_split(rcoll_task_t *task, rcoll__shm_op_t *op, const void *buf, void *dst,
+                              size_t n, unsigned split);
+
+/* The split rank q (a reduce root) published for op->k with n bytes:
+ * RCOLL_OK with *split, RCOLL_INPROGRESS while q has not published
+ * (task->wait_peer set), or an error naming q (logged): different
+ * lengths, a split over RCOLL__SHM_SPLIT_ONE. */
+rcoll_status_t rcoll__shm_cma_split_of(rcoll_task_t *task, rcoll__shm_op_t *op, int q, size_t n,
+                                       unsigned *split);
+
+/* Whether every other rank has raised cma_read for k yet (a look, no wait). */
+int rcoll__shm_cma_all_read(const rcoll__shm_t *sh, uint64_t k);
+
 /* Read bytes [from, from + len) of rank q's n-byte buffer of collective
  * op->k into dst (n: this call's length, never the descriptor's).  RCOLL_OK
  * once read, RCOLL_INPROGRESS while q has not published it

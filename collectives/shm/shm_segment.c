@@ -43,6 +43,7 @@
 #include <unistd.h>
 #include "shm.h"
 #include "shm_adapt.h"
+#include "shm_reduction.h"
 #include "auth.h"
 #include "stream_min.h"
 #include "selector.h"
@@ -103,6 +104,7 @@ void rcoll__shm_free(rcoll_comm_t *comm)
         return;
     }
     rcoll__shm_adapt_report(comm, sh);
+    rcoll__shm_split_report(comm, sh);
     rcoll__shm_segment_drop(sh);
     free(sh->cma_scratch);
     free(sh->fin);

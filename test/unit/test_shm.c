@@ -26,6 +26,7 @@
 #include "shm/shm.h"
 #include "shm/shm_cma.h"
 #include "shm/shm_adapt.h"
+#include "shm/shm_reduction.h"
 #include "stream_min.h"
 #include "selector.h"
 
@@ -1545,6 +1546,165 @@ static void test_cma_write_errors(void **state)
     cma_teardown(sh, seg, t);
 }
 
+/* The single-copy reduce's split (shm_reduce_cma.c): a root publishes
+ * its share with its buffers; any other rank gets exactly that share back;
+ * a share over the whole, another length or a 16-byte descriptor fail the
+ * reduce before anything is read or written. */
+static void test_cma_split_descriptor(void **state)
+{
+    (void)state;
+    static frank_t f;
+    char *seg;
+    pid_t gone;
+    rcoll__shm_t *sh = cma_fixture(&f, 8, "", &seg, &gone);
+    rcoll_task_t *t = cma_task(&f, RCOLL_COLL_REDUCE);
+    static char sendb[3000], recvb[3000];
+    rcoll__shm_op_t op = { .sh = sh, .k = 1, .word = rcoll__shm_slot_word(1, 0x4321) };
+    unsigned split = 12345;
+
+    sh->me = 1;
+    t->wait_peer = -1;
+    assert_int_equal(rcoll__shm_cma_split_of(t, &op, 0, sizeof(recvb), &split), RCOLL_INPROGRESS);
+    assert_int_equal(t->wait_peer, 0);
+    assert_int_equal(split, 12345);
+    sh->me = 0;
+    assert_int_equal(rcoll__shm_cma_post_split(t, &op, sendb, recvb, sizeof(recvb), 777), 1);
+    sh->me = 1;
+    assert_int_equal(rcoll__shm_cma_split_of(t, &op, 0, sizeof(recvb), &split), RCOLL_OK);
+    assert_int_equal(split, 777);
+    /* a plain post_rw (the bcast's) says 0 */
+    sh->me = 0;
+    op.word = rcoll__shm_slot_word(1, 0x4322);
+    assert_int_equal(rcoll__shm_cma_post_rw(t, &op, sendb, recvb, sizeof(recvb)), 1);
+    sh->me = 1;
+    assert_int_equal(rcoll__shm_cma_split_of(t, &op, 0, sizeof(recvb), &split), RCOLL_OK);
+    assert_int_equal(split, 0);
+    /* hostile or different: over the whole, another length, no receive buffer */
+    uint64_t d[5] = { (uint64_t)(uintptr_t)sendb, sizeof(sendb), (uint64_t)(uintptr_t)recvb,
+                      sizeof(recvb), RCOLL__SHM_SPLIT_ONE + 1 };
+    memcpy(rcoll__shm_slot_data(sh, 0, 1, sizeof(d)), d, sizeof(d));
+    split = 12345;
+    assert_int_equal(rcoll__shm_cma_split_of(t, &op, 0, sizeof(recvb), &split), RCOLL_ERR_PROTOCOL);
+    assert_int_equal(split, 12345);
+    op.error = RCOLL_OK;
+    d[4] = RCOLL__SHM_SPLIT_ONE;
+    memcpy(rcoll__shm_slot_data(sh, 0, 1, sizeof(d)), d, sizeof(d));
+    assert_int_equal(rcoll__shm_cma_split_of(t, &op, 0, sizeof(recvb), &split), RCOLL_OK);
+    assert_int_equal(split, RCOLL__SHM_SPLIT_ONE);
+    assert_int_equal(rcoll__shm_cma_split_of(t, &op, 0, sizeof(recvb) - 1, &split),
+                     RCOLL_ERR_PROTOCOL);
+    op.error = RCOLL_OK;
+    d[3] = 0;
+    d[4] = 1;
+    memcpy(rcoll__shm_slot_data(sh, 0, 1, sizeof(d)), d, sizeof(d));
+    assert_int_equal(rcoll__shm_cma_split_of(t, &op, 0, sizeof(recvb), &split), RCOLL_ERR_PROTOCOL);
+    op.error = RCOLL_OK;
+    cma_teardown(sh, seg, t);
+}
+
+/* The slices of a single-copy reduce: in rank order, back to back, over
+ * the whole vector and nothing else, whole elements, each non-empty one
+ * starting at a multiple of lcm(dsize, line) bytes; the root's is its
+ * split of the groups (within one group). */
+static void test_reduce_slices(void **state)
+{
+    (void)state;
+    static const size_t dsizes[] = { 1, 2, 4, 8, 12, 16 };
+    static const unsigned splits[] = { 0, 1, 8, 341, 512, 600, 1000, 1023, RCOLL__SHM_SPLIT_ONE };
+    static const size_t counts[] = { 0, 1, 2, 15, 16, 17, 63, 64, 65, 1000, 4097, 65537, 1000003 };
+
+    for (int p = 1; p <= 8; p++) {
+        for (int root = 0; root < p; root++) {
+            for (size_t di = 0; di < sizeof(dsizes) / sizeof(dsizes[0]); di++) {
+                size_t ds = dsizes[di], lcm = ds;
+                while (lcm % RCOLL__SHM_LINE != 0) {
+                    lcm += ds;
+                }
+                for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+                    size_t n = counts[ci] * ds, groups = (n + lcm - 1) / lcm;
+                    for (size_t si = 0; si < sizeof(splits) / sizeof(splits[0]); si++) {
+                        unsigned split = splits[si];
+                        size_t at = 0;
+                        for (int r = 0; r < p; r++) {
+                            size_t off, len;
+                            rcoll__shm_reduce_slice(n, ds, p, root, split, r, &off, &len);
+                            assert_int_equal(off, at);
+                            assert_true(len == 0 || off % lcm == 0);
+                            assert_int_equal(len % ds, 0);
+                            at += len;
+                            if (r == root && p > 1) {
+                                double want = (double)groups * split / RCOLL__SHM_SPLIT_ONE;
+                                double got = (double)((len + lcm - 1) / lcm);
+                                assert_true(fabs(got - want) <= 1.0);
+                            }
+                        }
+                        assert_int_equal(at, n);
+                        if (p == 1) {
+                            size_t off, len;
+                            rcoll__shm_reduce_slice(n, ds, 1, 0, split, 0, &off, &len);
+                            assert_int_equal(len, n);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* The root's split, balanced at run time: even to begin with; a call in
+ * which it waited for the others gives its next call of that size class a
+ * step more, one in which it did not a step less, within [0, the whole];
+ * classes apart; RCOLL_SHM_ADAPT=off keeps even slices, random any split. */
+static void test_split_balance(void **state)
+{
+    (void)state;
+    static rcoll__shm_t sh;
+    const unsigned one = RCOLL__SHM_SPLIT_ONE, step = RCOLL__SHM_SPLIT_STEP;
+
+    memset(&sh, 0, sizeof(sh));
+    sh.p = 2;
+    rcoll__shm_split_offer(&sh, 1);
+    assert_int_equal(rcoll__shm_split_choose(&sh, 65536), one / 2);
+    rcoll__shm_split_learn(&sh, 65536, one / 2, 1);
+    assert_int_equal(rcoll__shm_split_choose(&sh, 65536), one / 2 + step);
+    assert_int_equal(rcoll__shm_split_choose(&sh, 100000), one / 2 + step);   /* same class */
+    assert_int_equal(rcoll__shm_split_choose(&sh, 32768), one / 2);           /* another */
+    assert_int_equal(rcoll__shm_split_choose(&sh, 131072), one / 2);
+    rcoll__shm_split_learn(&sh, 65536, one / 2 + step, 0);
+    assert_int_equal(rcoll__shm_split_choose(&sh, 65536), one / 2);
+    for (int i = 0; i < 200; i++) {
+        rcoll__shm_split_learn(&sh, 8192, rcoll__shm_split_choose(&sh, 8192), 1);
+        rcoll__shm_split_learn(&sh, 16384, rcoll__shm_split_choose(&sh, 16384), 0);
+    }
+    assert_int_equal(rcoll__shm_split_choose(&sh, 8192), one);
+    assert_int_equal(rcoll__shm_split_choose(&sh, 16384), 0);
+    /* a root that waits every other call stays within a step of where it was */
+    unsigned at = rcoll__shm_split_choose(&sh, 1 << 20);
+    for (int i = 0; i < 100; i++) {
+        rcoll__shm_split_learn(&sh, 1 << 20, rcoll__shm_split_choose(&sh, 1 << 20), i & 1);
+    }
+    assert_true(rcoll__shm_split_choose(&sh, 1 << 20) + step >= at &&
+                rcoll__shm_split_choose(&sh, 1 << 20) <= at + step);
+    /* 3 ranks: a third */
+    sh.p = 3;
+    rcoll__shm_split_offer(&sh, 1);
+    assert_int_equal(rcoll__shm_split_choose(&sh, 65536), (one + 1) / 3);
+    /* off: even, whatever it learns */
+    rcoll__shm_split_offer(&sh, 0);
+    rcoll__shm_split_learn(&sh, 65536, 500, 1);
+    assert_int_equal(rcoll__shm_split_choose(&sh, 65536), (one + 1) / 3);
+    /* random: within the whole, not all the same */
+    rcoll__shm_split_offer(&sh, 2);
+    unsigned lo = one, hi = 0;
+    for (int i = 0; i < 1000; i++) {
+        unsigned v = rcoll__shm_split_choose(&sh, 65536);
+        assert_true(v <= one);
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    assert_true(lo < one / 8 && hi > one - one / 8);
+}
+
 static void test_flat_limits(void **state)
 {
     (void)state;
@@ -2089,6 +2249,9 @@ int main(void)
         cmocka_unit_test(test_reduce_scatter_path_choice),
         cmocka_unit_test(test_cma_read_errors),
         cmocka_unit_test(test_cma_write_errors),
+        cmocka_unit_test(test_cma_split_descriptor),
+        cmocka_unit_test(test_reduce_slices),
+        cmocka_unit_test(test_split_balance),
         cmocka_unit_test(test_copy_stream),
         cmocka_unit_test(test_copy_two),
         cmocka_unit_test(test_stream_min_setting),
