@@ -4,14 +4,15 @@
  * datatype elements, cache-line multiples where the count allows; some are
  * empty when it is small) and rank r reduces slice r.  Every rank
  * publishes where its send buffer is, the root also its receive buffer and
- * how large its own slice is (a 40-byte descriptor; "The split" below).  Rank r reads slice r of every other rank's vector
- * piece by piece (RCOLL__SHM_CMA_PIECE, so a piece stays in cache between
- * its read and its reduction) with process_vm_readv and folds them in rank
- * order 0, 1, ..., p - 1, as the flat path does (the result is bitwise the
- * same); the root folds its slice straight into its receive buffer, any
- * other rank into its scratch and writes each finished piece into the
- * root's receive buffer with process_vm_writev.  Each byte crosses between
- * cores once, and the p ranks reduce at once.
+ * how large its own slice is (a 40-byte descriptor; "The split" below).
+ * Rank r reads slice r of every other rank's vector piece by piece
+ * (RCOLL__SHM_CMA_PIECE, so a piece stays in cache between its read and
+ * its reduction) with process_vm_readv and folds them in rank order 0, 1,
+ * ..., p - 1, as the flat path does (the result is bitwise the same); the
+ * root folds its slice straight into its receive buffer, any other rank
+ * into its scratch and writes each finished piece into the root's receive
+ * buffer with process_vm_writev.  Each byte crosses between cores once,
+ * and the p ranks reduce at once.
  *
  * Per piece: rank 0's part goes straight into the accumulator (or, if
  * it is this rank's own, the first fold reads it from there), every later
@@ -43,8 +44,8 @@
  * RCOLL_SHM_ADAPT=off keeps even slices, =random picks them at random.
  *
  * State (rcoll__shm_red_t): next, the rank whose descriptor to check
- * next; cs, the rank whose cma_read to check next; split, the root's.  task->phase: 0 before
- * publishing, 1 published, 2 this rank's slice done.  Waits: step 1 the
+ * next; cs, the rank whose cma_read to check next; split, the root's.
+ * task->phase: 0 before publishing, 1 published, 2 this rank's slice done.  Waits: step 1 the
  * slot (k - 2), step 2 a rank's descriptor, step 3 a rank still reading or
  * writing (task->wait_peer names the rank).
  */
