@@ -226,24 +226,37 @@ int rcoll__shm_cma_post_split(rcoll_task_t *task, rcoll__shm_op_t *op, const voi
     return rcoll__shm_slot_write(task, op, &d, sizeof(d));
 }
 
+/* Rank q's reduce-root descriptor of op->k into *d: 1 once q published
+ * it, else 0 (task->wait_peer set; the caller returns
+ * rcoll__shm_not_read(op)). */
+static int rw_desc(rcoll_task_t *task, rcoll__shm_op_t *op, int q, cma_desc_rw_t *d)
+{
+    const char *slot = rcoll__shm_slot_read(task, op, q, sizeof(*d));
+
+    if (slot == NULL) {
+        return 0;
+    }
+    memcpy(d, slot, sizeof(*d));
+    return 1;
+}
+
 rcoll_status_t rcoll__shm_cma_split_of(rcoll_task_t *task, rcoll__shm_op_t *op, int q, size_t n,
                                        unsigned *split)
 {
     cma_desc_rw_t d;
-    const char *slot = rcoll__shm_slot_read(task, op, q, sizeof(d));
 
-    if (slot == NULL) {
+    if (!rw_desc(task, op, q, &d)) {
         return rcoll__shm_not_read(op);
     }
-    memcpy(&d, slot, sizeof(d));
     if (d.len != n || d.dst_len != n || d.split > RCOLL__SHM_SPLIT_ONE) {
         rcoll_error("rcoll_%s (algorithm shm, communicator 0x%llx, shm operation %llu): comm rank "
                     "%d published %llu bytes, a receive buffer of %llu and its slice as "
                     "%llu/%u of them; this call has %zu bytes: the ranks called different "
-                    "collectives, or the descriptor is corrupt; its data is not used", rcoll_coll_name(task->args.type),
-                    (unsigned long long)task->comm->id, (unsigned long long)op->k, q,
-                    (unsigned long long)d.len, (unsigned long long)d.dst_len,
-                    (unsigned long long)d.split, RCOLL__SHM_SPLIT_ONE, n);
+                    "collectives, or the descriptor is corrupt; its data is not used",
+                    rcoll_coll_name(task->args.type), (unsigned long long)task->comm->id,
+                    (unsigned long long)op->k, q, (unsigned long long)d.len,
+                    (unsigned long long)d.dst_len, (unsigned long long)d.split,
+                    RCOLL__SHM_SPLIT_ONE, n);
         op->error = RCOLL_ERR_PROTOCOL;
         return op->error;
     }
@@ -323,12 +336,10 @@ rcoll_status_t rcoll__shm_cma_push_part(rcoll_task_t *task, rcoll__shm_op_t *op,
                                         const void *src, size_t n, size_t to, size_t len)
 {
     cma_desc_rw_t d;
-    const char *slot = rcoll__shm_slot_read(task, op, q, sizeof(d));
 
-    if (slot == NULL) {
+    if (!rw_desc(task, op, q, &d)) {
         return rcoll__shm_not_read(op);
     }
-    memcpy(&d, slot, sizeof(d));
     if (d.dst_len != n || d.len != n || d.dst == 0 || to > n || len > n - to) {
         rcoll_error("rcoll_%s (algorithm shm, communicator 0x%llx, shm operation %llu): comm rank "
                     "%d published a receive buffer of %llu bytes, this call has %zu: the ranks "
