@@ -58,13 +58,22 @@ _Static_assert(sizeof(cma_desc_rw_t) <= RCOLL__SHM_INLINE, "inline, where cma_de
 static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_t *id)
 {
     int on = strcmp(rcoll_ctx_config(comm->ctx)->shm_cma, "on") == 0;
+    int over = !on && rcoll__shm_oversubscribed(sh);
     char what[RCOLL_TUNE_NCMA][96];
     int ag_line = 0, bc_line = 0, red_line = 0;
 
     for (int w = 0; w < RCOLL_TUNE_NCMA; w++) {
         size_t lo = 0, hi = SIZE_MAX;
-        int line = on ? 0 : rcoll_selector_cma_range(comm->ctx, w, &lo, &hi);
+        int line = on || over ? 0 : rcoll_selector_cma_range(comm->ctx, w, &lo, &hi);
         char range[40];
+
+        if (over) {
+            /* ranks outnumber the CPUs: none fixed (a tune file's sizes
+             * were measured with a core per rank); only the bcast tries
+             * single copy, at run time (below) */
+            lo = SIZE_MAX;
+            hi = 0;
+        }
 
         if (w == RCOLL_TUNE_CMA_ALLGATHER) {
             ag_line = line;
@@ -81,7 +90,8 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_
             snprintf(what[w], sizeof(what[w]), "%s (tune file line %d)", range, line);
         } else {
             snprintf(what[w], sizeof(what[w]), "%s (%s)", range,
-                     on ? "RCOLL_SHM_CMA=on" : line < 0 ? "set by rcoll_tune" : "default");
+                     on ? "RCOLL_SHM_CMA=on" : over ? "ranks outnumber the CPUs" :
+                     line < 0 ? "set by rcoll_tune" : "default");
         }
     }
     /* the allgather, the bcast and the reduce choose at run time (shm_adapt.h),
@@ -91,8 +101,8 @@ static void choose_sizes(rcoll_comm_t *comm, rcoll__shm_t *sh, rcoll__shm_ident_
      * fixed. */
     const char *mode = rcoll_ctx_config(comm->ctx)->shm_adapt;
     int adapt_ok = !on && strcmp(mode, "off") != 0;
-    int adapt = adapt_ok && ag_line >= 0, bcast = adapt_ok && bc_line >= 0;
-    int reduce = adapt_ok && red_line >= 0;
+    int adapt = adapt_ok && !over && ag_line >= 0, bcast = adapt_ok && bc_line >= 0;
+    int reduce = adapt_ok && !over && red_line >= 0;
     char bc_adapt[96] = "", ag_adapt[96] = "", red_adapt[96] = "";
     static const char adapting[] = ", from %zu KiB chosen at run time starting from these "
                                    "(RCOLL_SHM_ADAPT)";
@@ -129,11 +139,13 @@ void rcoll__shm_cma_ident(rcoll_comm_t *comm, rcoll__shm_t *sh)
     }
 }
 
-/* auto: more ranks on the node than online CPUs.  Then an owner waiting
- * for its readers waits for ranks that are not running: 4 ranks on 2 CPUs
- * took bcast 32-64 KiB from 4-5 to 15-17 us and allgather 64 KiB from 80
- * to 300 (docs/shm.md).  The same on every rank of a node (one CPU count,
- * one p), and agreed in the verdict anyway. */
+/* More ranks on the node than online CPUs.  Then an owner waiting for its
+ * readers waits for ranks that are not running: 4 ranks on 2 CPUs took
+ * allgather 64 KiB from 80 to 300 us (docs/shm.md), so with auto only the
+ * bcast, whose root has nothing else to do, tries single copy there, at
+ * run time (choose_sizes), without the root's share (shm_segment.c).  The
+ * same on every rank of a node (one CPU count, one p), and agreed in the
+ * verdict anyway. */
 int rcoll__shm_oversubscribed(const rcoll__shm_t *sh)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -142,8 +154,12 @@ int rcoll__shm_oversubscribed(const rcoll__shm_t *sh)
 
 static int cma_wanted(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
 {
-    const char *mode = rcoll_ctx_config(comm->ctx)->shm_cma;
-    return strcmp(mode, "off") != 0 && (strcmp(mode, "on") == 0 || !rcoll__shm_oversubscribed(sh));
+    const rcoll_config_t *cfg = rcoll_ctx_config(comm->ctx);
+    if (strcmp(cfg->shm_cma, "off") == 0) {
+        return 0;
+    }
+    return strcmp(cfg->shm_cma, "on") == 0 || !rcoll__shm_oversubscribed(sh) ||
+           strcmp(cfg->shm_adapt, "off") != 0;
 }
 
 int rcoll__shm_cma_probe(rcoll_comm_t *comm, rcoll__shm_t *sh, int r)

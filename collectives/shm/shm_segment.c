@@ -135,7 +135,11 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
     /* no single-copy reads until the set-up agrees */
     sh->cma_bc_min = sh->cma_ag_min = sh->cma_red_min = SIZE_MAX;
     sh->cma_bc_max = sh->cma_ag_max = sh->cma_red_max = 0;
-    sh->cma_share_min = RCOLL__SHM_CMA_SHARE_MIN;
+    /* No root share while ranks outnumber the CPUs: the root would wait for
+     * each reader to publish its buffer, readers that may sleep waiting for
+     * it (RCOLL_WAIT_SLEEP_MIN), and 4 ranks on 2 vCPUs took 3-5 ms a call
+     * from 256 KiB (RCOLL_SHM_CMA=on; 22-35 us without the share). */
+    sh->cma_share_min = rcoll__shm_oversubscribed(sh) ? SIZE_MAX : RCOLL__SHM_CMA_SHARE_MIN;
     sh->ag_rotate_min = RCOLL__SHM_AG_ROTATE_MIN;
     sh->adapt.min = SIZE_MAX;                  /* no run-time choice until the set-up agrees */
     sh->adapt.ahead = 16;

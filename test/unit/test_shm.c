@@ -1327,22 +1327,23 @@ static void test_bcast_store_in_path_tries(void **state)
     pair_free(sh, seg);
 }
 
-/* The CMA tests' fixture: a 2-rank segment of communicator id in local
+/* The CMA tests' fixture: a p-rank segment of communicator id in local
  * memory (this process is rank 1; RCOLL_SHM_CMA as given) and *gone, the pid
  * of a child that exited and was reaped. */
-static rcoll__shm_t *cma_fixture(frank_t *f, uint64_t id, const char *shm_cma, char **seg,
-                                 pid_t *gone)
+static rcoll__shm_t *cma_fixture_p(frank_t *f, uint64_t id, const char *shm_cma, int p,
+                                   char **seg, pid_t *gone)
 {
     memset(f, 0, sizeof(*f));
     snprintf(f->ctx.config.shm_cma, sizeof(f->ctx.config.shm_cma), "%s", shm_cma);
     f->comm.ctx = &f->ctx;
     f->comm.id = id;
-    f->comm.size = 2;
+    f->comm.size = p;
     f->comm.rank = 1;
-    f->comm.local_size = 2;
+    f->comm.local_size = p;
     f->comm.world_ranks = f->world_ranks;
-    f->world_ranks[0] = 0;
-    f->world_ranks[1] = 1;
+    for (int r = 0; r < p; r++) {
+        f->world_ranks[r] = r;
+    }
     rcoll__shm_t *sh = rcoll__shm_new(&f->comm);
     assert_non_null(sh);
     rcoll__shm_layout(sh, 256, 4096, 2, 0);
@@ -1357,6 +1358,13 @@ static rcoll__shm_t *cma_fixture(frank_t *f, uint64_t id, const char *shm_cma, c
     }
     assert_int_equal(waitpid(*gone, NULL, 0), *gone);
     return sh;
+}
+
+/* The same with 2 ranks. */
+static rcoll__shm_t *cma_fixture(frank_t *f, uint64_t id, const char *shm_cma, char **seg,
+                                 pid_t *gone)
+{
+    return cma_fixture_p(f, id, shm_cma, 2, seg, gone);
 }
 
 /* A task of that collective on the fixture's communicator (free() it). */
@@ -1451,6 +1459,53 @@ static void test_cma_read_errors(void **state)
     atomic_store(&rcoll__shm_ctl(sh, 0)->done.v, 3);
     assert_int_equal(rcoll__shm_cma_reader_gone(t, &op, 0), 1);
     cma_teardown(sh, seg, t);
+}
+
+/* Ranks outnumber the CPUs (p = online CPUs + 1): with RCOLL_SHM_CMA=auto
+ * the ranks still probe each other, but nothing starts on single copy; the
+ * bcast alone chooses its path at run time (the allgather's and the
+ * reduce's choosers stay off: their owners would wait for ranks that are
+ * not running), and a single-copy bcast root copies no share of its own
+ * (it would wait for each reader's buffer, readers that may sleep: 3-5 ms a
+ * call at 256 KiB on 4 ranks, 2 vCPUs).  RCOLL_SHM_ADAPT=off there: no
+ * single copy at all, as before.  With a CPU per rank the share stays. */
+static void test_cma_oversubscribed(void **state)
+{
+    (void)state;
+    static frank_t f;
+    char *seg;
+    pid_t gone;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu < 1 || ncpu + 1 > PMAX) {
+        printf("test_cma_oversubscribed: %ld CPUs: more ranks than the fixture holds, skipped\n",
+               ncpu);
+        skip();
+    }
+    rcoll__shm_t *sh = cma_fixture_p(&f, 9, "auto", (int)ncpu + 1, &seg, &gone);
+    snprintf(f.ctx.config.shm_adapt, sizeof(f.ctx.config.shm_adapt), "auto");
+    assert_int_equal(rcoll__shm_oversubscribed(sh), 1);
+    assert_int_equal(sh->cma_share_min, SIZE_MAX);
+    sh->me = 0;
+    rcoll__shm_cma_ident(&f.comm, sh);
+    const rcoll__shm_ident_t *id = &rcoll__shm_ctl(sh, 0)->ident;
+    for (int w = 0; w < RCOLL_TUNE_NCMA; w++) {
+        assert_true(id->cma_lo[w] > id->cma_hi[w]);                 /* none fixed */
+    }
+    assert_int_equal(atomic_load(&rcoll__shm_bpath_line(sh)->min), RCOLL__SHM_BPATH_MIN);
+    assert_int_equal(atomic_load(&rcoll__shm_adapt_line(sh)->min), 0);
+    assert_int_equal(atomic_load(&rcoll__shm_rpath_line(sh)->min), 0);
+    sh->me = 1;
+    assert_int_equal(rcoll__shm_cma_probe(&f.comm, sh, 0), 1);     /* wanted: probed */
+    snprintf(f.ctx.config.shm_adapt, sizeof(f.ctx.config.shm_adapt), "off");
+    assert_int_equal(rcoll__shm_cma_probe(&f.comm, sh, 0), 0);     /* off: not wanted */
+    cma_teardown(sh, seg, NULL);
+
+    if (ncpu >= 2) {                    /* a CPU per rank: the root's share */
+        sh = cma_fixture(&f, 10, "auto", &seg, &gone);
+        assert_int_equal(rcoll__shm_oversubscribed(sh), 0);
+        assert_int_equal(sh->cma_share_min, RCOLL__SHM_CMA_SHARE_MIN);
+        cma_teardown(sh, seg, NULL);
+    }
 }
 
 /* Single-copy writes into a reduce root's receive buffer (shm_cma.c): only
@@ -2249,6 +2304,7 @@ int main(void)
         cmocka_unit_test(test_reduce_scatter_path_choice),
         cmocka_unit_test(test_cma_read_errors),
         cmocka_unit_test(test_cma_write_errors),
+        cmocka_unit_test(test_cma_oversubscribed),
         cmocka_unit_test(test_cma_split_descriptor),
         cmocka_unit_test(test_reduce_slices),
         cmocka_unit_test(test_split_balance),
