@@ -23,10 +23,12 @@
  * slice r, each piece read before it is written.
  *
  * Completion: a rank raises cma_read once its reads and its writes are
- * over, and leaves only once every other rank has raised it (or left), so
- * no send buffer goes while someone may read it; the root waits for every
- * other rank's cma_read itself (rcoll__shm_cma_wrote: a rank that left
- * without it fails the reduce), so every slice is in its receive buffer.
+ * over (the root, which writes into no other rank, right after its last
+ * read, before that piece's fold), and leaves only once every other rank
+ * has raised it (or left), so no send buffer goes while someone may read
+ * it; the root waits for every other rank's cma_read itself
+ * (rcoll__shm_cma_wrote: a rank that left without it fails the reduce), so
+ * every slice is in its receive buffer.
  *
  * The split.  The root reads p - 1 parts of its slice; every other rank
  * reads p - 1 parts of its own and writes the result into the root's
@@ -162,9 +164,13 @@ void rcoll__shm_split_report(const rcoll_comm_t *comm, const rcoll__shm_t *sh)
 }
 
 /* Fold bytes [off, off + len) of every rank's vector; the root into its
- * receive buffer, the others into the scratch and then into the root's. */
+ * receive buffer, the others into the scratch and then into the root's.
+ * The root's last piece (last set) raises its cma_read as soon as its last
+ * read is over, before that piece's last fold: the others may leave then
+ * (what they publish is copied; the root writes nowhere else), and a
+ * rank's time in the call is what an OSU benchmark averages. */
 static rcoll_status_t fold_piece(rcoll_task_t *task, rcoll__shm_red_t *S, size_t n, size_t off,
-                                 size_t len)
+                                 size_t len, int last)
 {
     rcoll__shm_t *sh = S->op.sh;
     rcoll_coll_args_t *a = &task->args;
@@ -195,6 +201,9 @@ static rcoll_status_t fold_piece(rcoll_task_t *task, rcoll__shm_red_t *S, size_t
                 return st == RCOLL_INPROGRESS ? RCOLL_ERR_INTERNAL : st;   /* all were published */
             }
             src = q == 0 ? acc : in;
+            if (last && sh->me == root && q == (sh->me == sh->p - 1 ? sh->p - 2 : sh->p - 1)) {
+                rcoll__shm_cma_read_done(sh, S->op.k);      /* its reads are over */
+            }
         }
         if (q == 0) {
             cur = src;   /* this rank's own: folded from there, not copied first */
@@ -265,7 +274,8 @@ rcoll_status_t rcoll__shm_reduce_cma(rcoll_task_t *task, rcoll__shm_red_t *S, si
             }
             size_t piece = RCOLL__SHM_CMA_PIECE / dsize * dsize;
             for (size_t o = 0; o < len; o += piece) {
-                rcoll_status_t st = fold_piece(task, S, n, off + o, len - o < piece ? len - o : piece);
+                size_t l = len - o < piece ? len - o : piece;
+                rcoll_status_t st = fold_piece(task, S, n, off + o, l, o + l >= len);
                 if (st != RCOLL_OK) {
                     return st;
                 }
