@@ -42,6 +42,7 @@ typedef struct {
     uint64_t          t0;         /* rank 0 of an adaptive call: when it began */
     int8_t            stores;     /* two copies: 0 plain (not chosen), 1 plain, 2 streaming */
     int8_t            sexplore;   /* a try of the other store kind (shm_adapt.h, "agstore") */
+    int8_t            own_done;   /* single copy: this rank's own block copied */
 } ag_shm_state_t;
 RCOLL_ALG_STATE_CHECK(ag_shm_state_t);
 
@@ -158,7 +159,10 @@ static int chunk_out(rcoll_task_t *task, void *state)
 /* Single copy (shm_cma.h): every rank publishes where its block is, reads
  * every other rank's straight into its recvbuf (starting with the next
  * rank, so that the p readers do not all read rank 0 first), and waits
- * until every other rank has read its block. */
+ * until every other rank has read its block.  Its own block it copies
+ * while it waits: at the first descriptor not yet published, else once
+ * its reads are over and announced (cma_read), so that the others' wait
+ * for that word, and its own for theirs, pass during the copy. */
 static rcoll_status_t ag_cma(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
 {
     rcoll__shm_t *sh = S->op.sh;
@@ -176,13 +180,21 @@ static rcoll_status_t ag_cma(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
             int q = (me + S->next) % p;
             rcoll_status_t st = rcoll__shm_cma_pull(task, &S->op, q,
                                                     (char *)task->args.recvbuf + (size_t)q * n, n);
+            if (st == RCOLL_INPROGRESS && !S->own_done) {
+                copy_own(task, n);           /* q has not published yet */
+                S->own_done = 1;
+                rcoll__shm_progressed(task);
+            }
             if (st != RCOLL_OK) {
                 return st;
             }
             rcoll__shm_progressed(task);
         }
-        copy_own(task, n);
         rcoll__shm_cma_read_done(sh, S->op.k);
+        if (!S->own_done) {
+            copy_own(task, n);
+            S->own_done = 1;
+        }
         S->next = 0;
         task->phase = 2;
     }
