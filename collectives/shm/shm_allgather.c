@@ -73,6 +73,16 @@ static void copy_own(rcoll_task_t *task, size_t n)
     copy_own_part(task, n, 0, n);
 }
 
+/* The same, streaming where the receive buffer is large (sh->stream_min):
+ * the single-copy path, whose copy needs the lines of no reader. */
+static void copy_own_out(rcoll_task_t *task, const rcoll__shm_t *sh, size_t n)
+{
+    char *mine = own_place(task, n);
+    if (mine != NULL) {
+        rcoll__shm_copy_out(sh->stream_min, mine, task->args.sendbuf, n, (size_t)sh->p * n);
+    }
+}
+
 /* A block of n bytes rotates (see the top of this file). */
 static int ag_rotates(const rcoll__shm_t *sh, size_t n)
 {
@@ -181,7 +191,7 @@ static rcoll_status_t ag_cma(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
             rcoll_status_t st = rcoll__shm_cma_pull(task, &S->op, q,
                                                     (char *)task->args.recvbuf + (size_t)q * n, n);
             if (st == RCOLL_INPROGRESS && !S->own_done) {
-                copy_own(task, n);           /* q has not published yet */
+                copy_own_out(task, sh, n);   /* q has not published yet */
                 S->own_done = 1;
                 rcoll__shm_progressed(task);
             }
@@ -192,7 +202,7 @@ static rcoll_status_t ag_cma(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
         }
         rcoll__shm_cma_read_done(sh, S->op.k);
         if (!S->own_done) {
-            copy_own(task, n);
+            copy_own_out(task, sh, n);
             S->own_done = 1;
         }
         S->next = 0;
