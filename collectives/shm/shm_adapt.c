@@ -172,12 +172,19 @@ uint64_t rcoll__shm_chaos_next(uint64_t *x)
     return *x;
 }
 
-/* Rank 0, entering its adaptive collective k: publish a changed choice (it
- * applies after the horizon), and keep the horizon ahead of k. */
+/* Rank 0, entering its adaptive collective k of n bytes: publish a changed
+ * choice (it applies after the horizon), and keep the horizon ahead of k:
+ * ad->ahead collectives, RCOLL__SHM_AHEAD_LARGE for a call of
+ * RCOLL__SHM_STORE_TIME_ALL bytes and more, where the others' extra read
+ * of the horizon's line costs nothing beside the call, and a switch there
+ * (a try's start or end) that waited 8-16 collectives kept a 16 MiB
+ * allgather on the slower path for 5-7 calls of an OSU size's 15-20. */
 static void rank0_fix(rcoll__shm_t *sh, rcoll__shm_adapt_t *ad, rcoll__shm_adapt_line_t *L,
-                      size_t lo, size_t hi, uint64_t k)
+                      size_t lo, size_t hi, uint64_t k, size_t n)
 {
     int changed = 0;
+    unsigned ahead = n >= RCOLL__SHM_STORE_TIME_ALL && ad->ahead > RCOLL__SHM_AHEAD_LARGE
+                   ? RCOLL__SHM_AHEAD_LARGE : ad->ahead;
 
     if (!ad->started) {
         ad->want = fixed_bits(lo, hi);
@@ -200,8 +207,10 @@ static void rank0_fix(rcoll__shm_t *sh, rcoll__shm_adapt_t *ad, rcoll__shm_adapt
         ad->changes++;
         changed = 1;
     }
-    if (changed || ad->horizon_pub < k + ad->ahead / 2) {
-        ad->horizon_pub = k + ad->ahead;
+    if (changed || ad->horizon_pub < k + ahead / 2) {
+        if (ad->horizon_pub < k + ahead) {      /* never back: the others may be past it */
+            ad->horizon_pub = k + ahead;
+        }
         atomic_store_explicit(&L->horizon, ad->horizon_pub, memory_order_release);
     }
 }
@@ -214,7 +223,7 @@ int rcoll__shm_chooser_pick(rcoll_task_t *task, rcoll__shm_op_t *op, rcoll__shm_
     uint64_t k = op->k;
 
     if (sh->me == 0) {
-        rank0_fix(sh, ad, L, lo, hi, k);
+        rank0_fix(sh, ad, L, lo, hi, k, n);
     }
     if (ad->horizon < k) {
         ad->horizon = atomic_load_explicit(&L->horizon, memory_order_acquire);
@@ -295,7 +304,8 @@ int rcoll__shm_rpath_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, i
 
 /* The estimate both choices keep per size class b and path (0, 1): a
  * moving average (1/4) for the path in use, a call over 1.25x the estimate
- * counting as 1.25x; for the other, the mean of the latest try (`try`: the
+ * counting as 1.25x, from the least of its first RCOLL__SHM_ADAPT_FIRST
+ * calls (the first of a size may fault pages in); for the other, the mean of the latest try (`try`: the
  * j-th timed call of it, 1 for a lone try; 0: not a try).  *want's bit b
  * flips once the other is 15% faster; with `rare`, bit NB + b (RARE) is
  * set while the other was found 1.6x slower.  1 if bit b flipped. */
@@ -310,6 +320,10 @@ int rcoll__shm_estimate(double est[][2], uint32_t nsamp[][2], uint32_t *want, in
         *e = x;           /* the first call, or a new try: it replaces the last try's word */
     } else if (try > 1) {
         *e += (x - *e) / try;
+    } else if (*c < RCOLL__SHM_ADAPT_FIRST) {
+        if (x < *e) {
+            *e = x;       /* the first calls of a path: their least (one may fault pages in) */
+        }
     } else {
         if (x > 1.25 * *e) {
             x = 1.25 * *e;   /* a preempted call moves the estimate by 6% at most */

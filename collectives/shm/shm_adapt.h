@@ -15,8 +15,9 @@
  * bits}: bit b set = size class b goes single copy) and a horizon h: every
  * entry that applies to a collective <= h is written.  A rank that needs
  * the path of collective k waits until h >= k (rank 0 raises it to its k +
- * ahead on entry to every adaptive collective, so this wait is one rank 0
- * is far behind), then takes the entry with the largest eff <= k.  A new
+ * ahead on entry to every adaptive collective, RCOLL__SHM_AHEAD_LARGE for a
+ * large one, so this wait is one rank 0 is far behind), then takes the
+ * entry with the largest eff <= k.  A new
  * entry gets eff = h + 1, so it never changes the path of a collective some
  * rank may have chosen for already; it overwrites the oldest of the ring
  * only once every rank is through the collectives that entry could apply
@@ -136,6 +137,10 @@ void rcoll__shm_adapt_sample(rcoll__shm_t *sh, size_t n, int cma, int explore, u
  * slowest: it is the time the ranks lose in the call (a two-copy root is
  * free to compute while its leaves copy), and what an OSU benchmark reports.
  */
+/* How far ahead rank 0 fixes the paths when it enters a call of
+ * RCOLL__SHM_STORE_TIME_ALL bytes or more (shm_adapt.c, rank0_fix): a switch
+ * applies within a few calls there. */
+#define RCOLL__SHM_AHEAD_LARGE 4
 #define RCOLL__SHM_BPATH_MIN (8 * 1024)
 /* 8 KiB (32 KiB until 2026-12-07): on the AMD VMs single copy was never
  * found faster at 16 KiB (1.4-2 us before it moves a byte, against 0.5-1

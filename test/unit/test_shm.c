@@ -565,6 +565,38 @@ static void test_adapt_estimates(void **state)
     assert_int_equal(sh.adapt.want & ~bit, 0);           /* no other class moved */
 }
 
+/* The first timed calls of a class on a path count by their least, not
+ * their first: the first call of a size may fault its buffers' pages in
+ * (a 16 MiB bcast's first timed call on this VM), and an estimate that
+ * starts there decays by 1/4 a call.  Once a path switched within a few
+ * calls (RCOLL__SHM_AHEAD_LARGE), such an estimate kept the 16 MiB bcast
+ * on two copies (1.19 ms) against single copy's true 0.80 (estimated 1.30
+ * from its first calls).  Here the class starts on two copies (10 us, the
+ * first timed call 500 us); single copy, tried first, is 20% slower, and
+ * the class goes back to two copies. */
+static void test_adapt_first_calls(void **state)
+{
+    (void)state;
+    rcoll__shm_t sh;
+    memset(&sh, 0, sizeof(sh));
+    size_t n = 64 * 1024;              /* class 3 */
+    uint32_t bit = 1u << 3;
+    rcoll__shm_adapt_sample(&sh, n, 0, 0, 900000);      /* cold, not timed */
+    rcoll__shm_adapt_sample(&sh, n, 0, 0, 500000);      /* faults pages in */
+    rcoll__shm_adapt_sample(&sh, n, 0, 0, 10000);
+    rcoll__shm_adapt_sample(&sh, n, 0, 0, 10400);
+    assert_true(sh.adapt.est[3][0] > 9999 && sh.adapt.est[3][0] < 10001);
+    assert_int_equal(sh.adapt.want, bit);                /* its first try: single copy */
+    rcoll__shm_adapt_sample(&sh, n, 1, 0, 50000);       /* cold */
+    rcoll__shm_adapt_sample(&sh, n, 1, 0, 12000);
+    assert_int_equal(sh.adapt.want, 0);                  /* back: 10000 < 0.85 x 12000 */
+    rcoll__shm_adapt_sample(&sh, n, 0, 0, 30000);       /* cold */
+    for (int i = 0; i < 3; i++) {                        /* from the 3rd on: moving average */
+        rcoll__shm_adapt_sample(&sh, n, 0, 0, 14000);
+    }
+    assert_true(sh.adapt.est[3][0] > 10000 && sh.adapt.est[3][0] < 14000);
+}
+
 /* Sizes of one class differ up to 2x (the OSU list: 64 KiB and 100000 B
  * share class 3): rank 0 scales each time to the class's least size, so a
  * loop moving on to the larger size does not read as the path in use
@@ -1062,6 +1094,67 @@ static void pair_free(rcoll__shm_t *sh[2], char *seg)
         free(sh[r]);
     }
     free(seg);
+}
+
+/* Rank 0 keeps the horizon (the last collective its published choices
+ * cover) 16 collectives ahead, 4 (RCOLL__SHM_AHEAD_LARGE) on entering a
+ * call from RCOLL__SHM_STORE_TIME_ALL bytes, so that a switch there (a
+ * try's start or end) applies within a few calls; it never lowers it (the
+ * others may have chosen up to it).  The bcast's chooser here. */
+static void test_adapt_horizon(void **state)
+{
+    (void)state;
+    frank_t fr[2];
+    rcoll__shm_t *sh[2];
+    char *seg = pair_fixture(fr, sh, 45);
+    rcoll_task_t *task = alloc_aligned(64, sizeof(rcoll_task_t));
+    assert_non_null(task);
+    memset(task, 0, sizeof(*task));
+    for (int r = 0; r < 2; r++) {
+        sh[r]->cma_bc_min = 64 * 1024;
+        sh[r]->cma_bc_max = SIZE_MAX;
+    }
+    rcoll__shm_adapt_offer(sh[0], 0, 1, 0, 0);
+    rcoll__shm_adapt_ready(sh[0]);
+    rcoll__shm_adapt_ready(sh[1]);
+    const rcoll__shm_adapt_line_t *L = rcoll__shm_bpath_line(sh[0]);
+    size_t small = 64 * 1024, big = (size_t)16 << 20;
+    int cma, explore;
+    rcoll__shm_op_t op = { .sh = sh[0], .k = 1 };
+    assert_int_equal(rcoll__shm_bpath_choose(task, &op, small, &cma, &explore), 1);
+    assert_int_equal(atomic_load(&L->horizon), 1 + 16);
+    op.k = 2;
+    assert_int_equal(rcoll__shm_bpath_choose(task, &op, big, &cma, &explore), 1);
+    assert_int_equal(atomic_load(&L->horizon), 1 + 16);            /* never back */
+    op.k = 40;
+    assert_int_equal(rcoll__shm_bpath_choose(task, &op, big, &cma, &explore), 1);
+    assert_int_equal(atomic_load(&L->horizon), 40 + RCOLL__SHM_AHEAD_LARGE);
+    op.k = 41;
+    assert_int_equal(rcoll__shm_bpath_choose(task, &op, big, &cma, &explore), 1);
+    assert_int_equal(atomic_load(&L->horizon), 40 + RCOLL__SHM_AHEAD_LARGE);
+    /* rank 1 follows up to the horizon, and waits for rank 0 beyond it */
+    rcoll__shm_op_t op1 = { .sh = sh[1], .k = 40 + RCOLL__SHM_AHEAD_LARGE };
+    assert_int_equal(rcoll__shm_bpath_choose(task, &op1, big, &cma, &explore), 1);
+    op1.k++;
+    assert_int_equal(rcoll__shm_bpath_choose(task, &op1, big, &cma, &explore), 0);
+    /* a switch rank 0 makes at k applies from the horizon on: within
+     * RCOLL__SHM_AHEAD_LARGE + 1 calls of k */
+    uint32_t bigbit = 1u << rcoll__shm_size_class(big);
+    sh[0]->bpath.ad.want ^= bigbit;
+    op.k = 42;
+    assert_int_equal(rcoll__shm_bpath_choose(task, &op, big, &cma, &explore), 1);
+    int before = cma;
+    uint64_t k = 43;
+    for (; k < 43 + 16; k++) {
+        op.k = k;
+        assert_int_equal(rcoll__shm_bpath_choose(task, &op, big, &cma, &explore), 1);
+        if (!explore && cma != before) {
+            break;
+        }
+    }
+    assert_true(k <= 42 + RCOLL__SHM_AHEAD_LARGE + 1);
+    free(task);
+    pair_free(sh, seg);
 }
 
 /* A task for calls that only wait on flags (the choosers' waits). */
@@ -2291,6 +2384,8 @@ int main(void)
         cmocka_unit_test(test_interleavings_cma),
         cmocka_unit_test(test_interleavings_adapt),
         cmocka_unit_test(test_adapt_estimates),
+        cmocka_unit_test(test_adapt_first_calls),
+        cmocka_unit_test(test_adapt_horizon),
         cmocka_unit_test(test_adapt_mixed_sizes),
         cmocka_unit_test(test_store_choice),
         cmocka_unit_test(test_agstore_choice),
