@@ -305,8 +305,9 @@ int rcoll__shm_rpath_choose(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, i
 /* The estimate both choices keep per size class b and path (0, 1): a
  * moving average (1/4) for the path in use, a call over 1.25x the estimate
  * counting as 1.25x, from the least of its first RCOLL__SHM_ADAPT_FIRST
- * calls (the first of a size may fault pages in); for the other, the mean of the latest try (`try`: the
- * j-th timed call of it, 1 for a lone try; 0: not a try).  *want's bit b
+ * calls (the first of a size may fault pages in); for the other, the mean
+ * of the latest try (`try`: the j-th timed call of it, 1 for a lone try;
+ * 0: not a try).  *want's bit b
  * flips once the other is 15% faster; with `rare`, bit NB + b (RARE) is
  * set while the other was found 1.6x slower.  1 if bit b flipped. */
 int rcoll__shm_estimate(double est[][2], uint32_t nsamp[][2], uint32_t *want, int b, int path,

@@ -17,9 +17,9 @@
  * the path of collective k waits until h >= k (rank 0 raises it to its k +
  * ahead on entry to every adaptive collective, RCOLL__SHM_AHEAD_LARGE for a
  * large one, so this wait is one rank 0 is far behind), then takes the
- * entry with the largest eff <= k.  A new
- * entry gets eff = h + 1, so it never changes the path of a collective some
- * rank may have chosen for already; it overwrites the oldest of the ring
+ * entry with the largest eff <= k.  A new entry gets eff = h + 1, so it
+ * never changes the path of a collective some rank may have chosen for
+ * already; it overwrites the oldest of the ring
  * only once every rank is through the collectives that entry could apply
  * to.  The calls of one group of RCOLL__SHM_ADAPT_BURST consecutive k in
  * 64 (by a hash of k / BURST, the same everywhere; one in 512 where rank 0
