@@ -205,9 +205,8 @@ void rcoll__shm_cma_ready(rcoll_comm_t *comm, rcoll__shm_t *sh, int ok)
         }
         return;
     }
-    for (int r = 0; r < sh->p; r++) {
-        sh->pid[r] = rcoll__shm_ctl(sh, r)->ident.pid;
-    }
+    /* the others' pids: read at first use (peer_pid), so that a rank maps
+     * only the control pages of the ranks it reads from */
     /* rank 0's choice (choose_sizes), read once: the segment is not
      * consulted again for them */
     const rcoll__shm_ident_t *id0 = &rcoll__shm_ctl(sh, 0)->ident;
@@ -282,6 +281,18 @@ rcoll_status_t rcoll__shm_cma_split_of(rcoll_task_t *task, rcoll__shm_op_t *op, 
 
 /* A process_vm_readv / writev of rank q's buffer failed (err 0: it moved
  * nothing) after got of n bytes: log it naming q, set op->error. */
+/* Comm rank q's pid, from its ident line at the first read or write from
+ * or into q (the line is written before q reports in at set-up).  Reading
+ * every rank's at set-up cost the typical rank a page of shared memory per
+ * rank in rcoll_init (test/integration/scale_check.sh: 4.3-5.3 KiB/rank). */
+static pid_t peer_pid(rcoll__shm_t *sh, int q)
+{
+    if (sh->pid[q] == 0) {
+        sh->pid[q] = rcoll__shm_ctl(sh, q)->ident.pid;
+    }
+    return (pid_t)sh->pid[q];
+}
+
 static rcoll_status_t cma_failed(rcoll_task_t *task, rcoll__shm_op_t *op, int q, int err,
                                  size_t got, size_t n, int write)
 {
@@ -344,7 +355,7 @@ rcoll_status_t rcoll__shm_cma_pull_part(rcoll_task_t *task, rcoll__shm_op_t *op,
         return op->error;
     }
     int err;
-    size_t done = cma_move((pid_t)op->sh->pid[q], dst, d.addr + from, len, 0, &err);
+    size_t done = cma_move(peer_pid(op->sh, q), dst, d.addr + from, len, 0, &err);
     return done == len ? RCOLL_OK : cma_failed(task, op, q, err, from + done, n, 0);
 }
 
@@ -366,7 +377,7 @@ rcoll_status_t rcoll__shm_cma_push_part(rcoll_task_t *task, rcoll__shm_op_t *op,
         return op->error;
     }
     int err;
-    size_t done = cma_move((pid_t)op->sh->pid[q], (void *)(uintptr_t)src, d.dst + to, len, 1,
+    size_t done = cma_move(peer_pid(op->sh, q), (void *)(uintptr_t)src, d.dst + to, len, 1,
                            &err);
     return done == len ? RCOLL_OK : cma_failed(task, op, q, err, to + done, n, 1);
 }
