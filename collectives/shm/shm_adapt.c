@@ -196,13 +196,22 @@ static void rank0_fix(rcoll__shm_t *sh, rcoll__shm_adapt_t *ad, rcoll__shm_adapt
             ad->want = (uint32_t)(x >> 16) & ((1u << 2 * RCOLL__SHM_ADAPT_NB) - 1);
         }
     }
-    if (ad->want != ad->bits && may_overwrite(sh, ad)) {
-        unsigned i = (unsigned)(ad->nent % RCOLL__SHM_ADAPT_NENT);
-        uint64_t eff = ad->horizon_pub + 1;
+    uint64_t eff = ad->horizon_pub + 1;
+    unsigned latest = (unsigned)((ad->nent + RCOLL__SHM_ADAPT_NENT - 1) % RCOLL__SHM_ADAPT_NENT);
+    int replace = ad->nent > 0 && ad->eff[latest] == eff;
+    if (ad->want != ad->bits && (replace || may_overwrite(sh, ad))) {
+        /* A second change before the horizon moved has the same eff as the
+         * first: it replaces that entry, which no rank can have taken yet
+         * (its eff is beyond every horizon published).  Two entries of one
+         * eff made the pick depend on their places in the ring: the older
+         * won until it was overwritten, and a rank that had picked before
+         * the overwrite took the other path than one that picked after
+         * (2-rank reduces timed out, or returned wrong data). */
+        unsigned i = replace ? latest : (unsigned)(ad->nent % RCOLL__SHM_ADAPT_NENT);
         atomic_store_explicit(&L->ent[i], (eff & RCOLL__SHM_K_MASK) | (uint64_t)ad->want << 40,
                               memory_order_relaxed);
         ad->eff[i] = eff;
-        ad->nent++;
+        ad->nent += replace ? 0 : 1;
         ad->bits = ad->want;
         ad->changes++;
         changed = 1;

@@ -1157,6 +1157,68 @@ static void test_adapt_horizon(void **state)
     pair_free(sh, seg);
 }
 
+/* Rank 0 switches a size's path and back before its horizon moves (a call
+ * of less than RCOLL__SHM_STORE_TIME_ALL bytes set it 16 ahead, larger ones
+ * keep it 4 ahead): both entries take effect at the same call, and the
+ * later one is in force there, for both ranks, before and after rank 0
+ * reuses the ring's other entries.  Two entries of one eff once let the
+ * pick follow their places in the ring: the earlier switch won until its
+ * entry was overwritten, and ranks that picked on either side of that took
+ * different paths (coll_check's 2-rank reduces with RCOLL_SHM_ADAPT=random
+ * timed out or returned wrong data). */
+static void test_adapt_switch_twice(void **state)
+{
+    (void)state;
+    frank_t fr[2];
+    rcoll__shm_t *sh[2];
+    char *seg = pair_fixture(fr, sh, 46);
+    rcoll_task_t *task = alloc_aligned(64, sizeof(rcoll_task_t));
+    assert_non_null(task);
+    memset(task, 0, sizeof(*task));
+    for (int r = 0; r < 2; r++) {
+        sh[r]->cma_bc_min = 64 * 1024;
+        sh[r]->cma_bc_max = SIZE_MAX;
+    }
+    rcoll__shm_adapt_offer(sh[0], 0, 1, 0, 0);
+    rcoll__shm_adapt_ready(sh[0]);
+    rcoll__shm_adapt_ready(sh[1]);
+    size_t small = 64 * 1024, n = (size_t)16 << 20;
+    uint32_t bit = 1u << rcoll__shm_size_class(n);
+    int cma, explore, path[2][48];
+    rcoll__shm_op_t op = { .sh = sh[0] }, op1 = { .sh = sh[1] };
+    /* rank 1 one call ahead of rank 0 (it picks k before rank 0 does, as
+     * far as the horizon lets it), through k - 2 when rank 0 picks k */
+    for (uint64_t k = 1; k < 48; k++) {
+        op1.k = k;
+        if (k > 1) {
+            assert_int_equal(rcoll__shm_bpath_choose(task, &op1, k == 1 ? small : n, &cma, &explore), 1);
+            path[1][k] = explore ? -1 : cma;
+            rcoll__shm_publish(&rcoll__shm_ctl(sh[1], 1)->done, &sh[1]->fin[1], k - 1);
+        }
+        /* rank 0 switches at k 2 and back at k 3, the horizon (1 + 16,
+         * from the small call) unmoved: both take effect at 18; then
+         * three more switches, which reuse the ring's entries */
+        if (k == 2 || k == 3 || k == 25 || k == 30 || k == 35) {
+            sh[0]->bpath.ad.want ^= bit;
+        }
+        op.k = k;
+        assert_int_equal(rcoll__shm_bpath_choose(task, &op, k == 1 ? small : n, &cma, &explore), 1);
+        path[0][k] = explore ? -1 : cma;
+        if (k > 1 && path[0][k] != path[1][k]) {
+            fail_msg("call %d: rank 0 took path %d, rank 1 path %d", (int)k, path[0][k], path[1][k]);
+        }
+    }
+    /* the switch and back left the path where it was before them (up to
+     * the next switch's eff, 27) */
+    for (int k = 18; k < 27; k++) {
+        if (path[0][k] >= 0 && path[0][4] >= 0) {
+            assert_int_equal(path[0][k], path[0][4]);
+        }
+    }
+    free(task);
+    pair_free(sh, seg);
+}
+
 /* A task for calls that only wait on flags (the choosers' waits). */
 static rcoll_task_t *zeroed_task(void)
 {
@@ -2386,6 +2448,7 @@ int main(void)
         cmocka_unit_test(test_adapt_estimates),
         cmocka_unit_test(test_adapt_first_calls),
         cmocka_unit_test(test_adapt_horizon),
+        cmocka_unit_test(test_adapt_switch_twice),
         cmocka_unit_test(test_adapt_mixed_sizes),
         cmocka_unit_test(test_store_choice),
         cmocka_unit_test(test_agstore_choice),
