@@ -52,6 +52,11 @@
  * the two even at 4 KiB, the slots 1.5-1.7x faster at 1-2 KiB (Zen 4 VM,
  * docs/shm.md "The allgather's rotating pieces"). */
 #define RCOLL__SHM_AG_ROTATE_MIN (8 * 1024)
+/* The same for a 2-rank reduce from RCOLL__SHM_RED_ROTATE_MIN bytes up to
+ * one chunk, in pieces of RCOLL__SHM_RED_ROTATE_PIECE (shm_reduction.c;
+ * Xeon VM, docs/shm.md "The 2-rank reduce's rotating pieces"). */
+#define RCOLL__SHM_RED_ROTATE_MIN   (8 * 1024)
+#define RCOLL__SHM_RED_ROTATE_PIECE (32 * 1024)
 #define RCOLL__SHM_NAME_MAX  64
 #define RCOLL__SHM_CMA_PIECE (64 * 1024) /* a single-copy reduce's piece (shm_reduce_cma.c) */
 #define RCOLL__SHM_CMA_SHARE_MIN (16 * 1024) /* the least root's share of a single-copy bcast (shm_bcast.c) */
@@ -234,6 +239,8 @@ typedef struct rcoll__shm {
     int       nbuf;
     size_t    bc_piece;   /* a medium bcast's chunk (RCOLL__SHM_BC_PIECE) */
     size_t    ag_rotate_min; /* 2-rank allgather blocks rotate from this (RCOLL__SHM_AG_ROTATE_MIN) */
+    size_t    red_rotate_min;   /* 2-rank reduce vectors rotate from this (RCOLL__SHM_RED_ROTATE_MIN) */
+    size_t    red_rotate_piece; /* in pieces of this (RCOLL__SHM_RED_ROTATE_PIECE; whole lines) */
     size_t    stream_min; /* receive buffers from this size on are written with
                            * streaming stores (shm_copy.h, RCOLL_SHM_STREAM_MIN) */
     size_t    over_stream_min; /* the node's ranks outnumber its CPUs (no store choice

@@ -17,6 +17,8 @@
  * pass), (C) every rank that needs the result copies all result slices
  * out.  Stages of consecutive chunks overlap
  * across nbuf buffers; each byte crosses between cores once each way.
+ * A 2-rank reduce of sh->red_rotate_min bytes up to one chunk takes the
+ * pipeline too, its pieces rotating over the whole area (red_rotates).
  *
  * Waits: step 1 a slot still being read, step 2 a contribution, step 16 + c
  * chunk c of the pipeline (task->wait_peer names the rank).
@@ -364,14 +366,38 @@ static size_t red_piece(const rcoll__shm_t *sh, int root)
     return sh->chunk;
 }
 
+/* A 2-rank reduce of sh->red_rotate_min bytes up to one chunk runs the
+ * pipeline in pieces that rotate over the whole pipeline area, as the
+ * allgather's blocks do (shm_allgather.c): its slot, rewritten every other
+ * call, held lines the root had read and still cached, and the other
+ * rank's stores fetched each back across cores (docs/shm.md, "The 2-rank
+ * reduce's rotating pieces").  Pieces of sh->red_rotate_piece: the
+ * root folds one while the next is copied in.  Plain stores (no "rstore"
+ * choice, whose streaming only paid off against that hand-over). */
+static int red_rotates(const rcoll__shm_t *sh, size_t n, int root)
+{
+    return root >= 0 && sh->p == 2 && n >= sh->red_rotate_min && n <= sh->chunk;
+}
+
+static size_t rot_piece(const rcoll__shm_t *sh, size_t n)
+{
+    size_t whole = rcoll__shm_lines(n);
+    return whole < sh->red_rotate_piece ? whole : sh->red_rotate_piece;
+}
+
 static rcoll_status_t ar_large(rcoll_task_t *task, ar_shm_state_t *S, int root)
 {
     rcoll__shm_t *sh = S->op.sh;
 
     if (task->phase == PH_START) {
-        size_t es = rcoll_datatype_size(task->args.dtype);
+        size_t n = task->args.count * rcoll_datatype_size(task->args.dtype);
+        int rotates = red_rotates(sh, n, root);
         /* whole elements per chunk: sh->chunk is a multiple of every esize */
-        rcoll__shm_pipe_init(&S->pipe, sh, red_piece(sh, root), task->args.count * es, 3, 0);
+        rcoll__shm_pipe_init(&S->pipe, sh, rotates ? rot_piece(sh, n) : red_piece(sh, root), n,
+                             3, rotates);
+        if (rotates) {
+            rcoll__shm_fault_in_pipe(sh, 1 - sh->me);   /* the root reads all of it */
+        }
         S->root = root;
         task->phase = PH_GATHER;
     }
@@ -385,12 +411,12 @@ rcoll_status_t rcoll__shm_reduce_progress(rcoll_task_t *task, rcoll__shm_red_t *
 
     /* a reduce's stores into the segment, plain or streaming (shm_adapt.h,
      * "rstore"; the flat allreduce chooses in copy_in) */
-    int reduce = root >= 0;
-    if (reduce && !S->store.chosen && n >= sh->rstore.min) {
+    int reduce = root >= 0, rotates = red_rotates(sh, n, root);
+    if (reduce && !rotates && !S->store.chosen && n >= sh->rstore.min) {
         rcoll__shm_store_call_begin(sh, &S->store, S->op.k, n, rcoll__shm_rstore_choose);
     }
     int flat = reduce ? rcoll__shm_flat(sh, n) : rcoll__shm_ar_flat(sh, n);
-    rcoll_status_t st = !flat                                  ? ar_large(task, S, root)
+    rcoll_status_t st = !flat || rotates                       ? ar_large(task, S, root)
                       : reduce && n >= sh->red_pieced_min ? red_small_pieced(task, S, n, root)
                                                                : ar_small(task, S, n, root);
     if (reduce && st == RCOLL_OK) {

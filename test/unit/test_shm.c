@@ -293,6 +293,9 @@ static void run_world(int p, uint64_t seed, int bias, int cma)
         /* 2-rank allgathers of 512 B up to a chunk (8 KiB) rotate their
          * pieces over the whole area, changing cut at every new size */
         sh[r]->ag_rotate_min = 512;
+        /* so do 2-rank reduces, in 10-line pieces (the last one short) */
+        sh[r]->red_rotate_min = 512;
+        sh[r]->red_rotate_piece = 640;
         /* flat reduces from 512 bytes fill their slots in 5-line pieces (the
          * last one short), so the root folds pieces while they land */
         sh[r]->red_pieced_min = 512;
