@@ -6,8 +6,8 @@
 void rcoll__shm_slot_mismatch(rcoll_task_t *task, rcoll__shm_op_t *op, int q, uint64_t word)
 {
     rcoll_error("rcoll_%s (algorithm shm, communicator 0x%llx, shm operation %llu): rank %d "
-                "called a different collective, count, datatype, op or root (signature %06llx, "
-                "this rank %06llx); its data is not used",
+                "called a different collective, count, datatype, op or root, or took another path "
+                "(signature %06llx, this rank %06llx); its data is not used",
                 rcoll_coll_name(task->args.type), (unsigned long long)task->comm->id,
                 (unsigned long long)op->k, q, (unsigned long long)(word >> RCOLL__SHM_K_BITS),
                 (unsigned long long)(op->word >> RCOLL__SHM_K_BITS));

@@ -358,6 +358,19 @@ static inline uint64_t rcoll__shm_slot_word(uint64_t k, uint64_t sig)
     return (k & RCOLL__SHM_K_MASK) | (sig & 0xffffff) << RCOLL__SHM_K_BITS;
 }
 
+/* The path a call takes (2: single copy, or a reduce_scatter's pipeline;
+ * 1: the other), fixed or chosen at run time, folded into its slot word
+ * before anything is published: a rank on the other path then sees another
+ * signature and fails with RCOLL_ERR_PROTOCOL instead of taking one path's
+ * bytes for the other's (a reduce root on two copies once folded a
+ * single-copy descriptor into its result when the path choice disagreed). */
+static inline void rcoll__shm_word_path(rcoll__shm_op_t *op, int path)
+{
+    if (path == 2) {
+        op->word ^= 1ull << 63;
+    }
+}
+
 /*
  * RCOLL_OK once the task may use the segment: the communicator is all on
  * this node, the segment is set up (the first collective sets it up), and

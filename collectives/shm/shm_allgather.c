@@ -268,6 +268,7 @@ static rcoll_status_t ag_shm_progress(rcoll_task_t *task)
             }
         }
         S->path = cma ? 2 : 1;
+        rcoll__shm_word_path(&S->op, S->path);
         S->explore = explore;
         if (cma && (n > rcoll__shm_copy_slot_max(sh) || ag_rotates(sh, n)) &&
             rcoll__shm_adapt_covers(sh, n)) {

@@ -274,6 +274,7 @@ static rcoll_status_t bc_shm_progress(rcoll_task_t *task)
             S->t0 = rcoll__shm_bpath_timed(sh, S->op.k, n, explore) ? rcoll__shm_adapt_now() : 0;
         }
         S->path = cma ? 2 : 1;
+        rcoll__shm_word_path(&S->op, S->path);
         S->explore = explore;
         if (cma && rcoll__shm_bpath_covers(sh, n)) {
             fault_in_for_try(sh, task->args.root, n);

@@ -33,6 +33,7 @@ static rcoll_status_t red_shm_progress(rcoll_task_t *task)
             }
         }
         S->path = cma ? 2 : 1;
+        rcoll__shm_word_path(&S->op, S->path);
         S->explore = (int8_t)explore;
     }
     st = S->path == 2 ? rcoll__shm_reduce_cma(task, S, n)

@@ -193,6 +193,7 @@ static rcoll_status_t rs_shm_progress(rcoll_task_t *task)
             S->t0 = sh->me == 0 ? rcoll__shm_adapt_now() : 0;
         }
         S->path = pipe ? 2 : 1;
+        rcoll__shm_word_path(&S->op, S->path);
         S->explore = (int8_t)explore;
     }
     st = S->path == 1 ? rs_small(task, S, b) : rs_large(task, S, b);

@@ -1160,6 +1160,71 @@ static void test_adapt_horizon(void **state)
     pair_free(sh, seg);
 }
 
+/* Ranks whose paths for a call disagree (a bug in the path choice, or
+ * fixed sizes that differ) fail it with RCOLL_ERR_PROTOCOL: here rank 1
+ * reduces 128 B through single copy while the root, rank 0, takes the
+ * slots.  The root used to read rank 1's single-copy descriptor as its
+ * vector, fold it in and return RCOLL_OK. */
+static void test_paths_disagree(void **state)
+{
+    (void)state;
+    static frank_t fr[2];
+    rcoll__shm_t *sh[2];
+    memset(fr, 0, sizeof(fr));
+    for (int r = 0; r < 2; r++) {
+        frank_t *f = &fr[r];
+        f->ctx.config.shm = 1;
+        f->comm.ctx = &f->ctx;
+        f->comm.id = 47;
+        f->comm.rank = r;
+        f->comm.size = f->comm.local_size = 2;
+        f->comm.world_ranks = f->world_ranks;
+        f->world_ranks[0] = 0;
+        f->world_ranks[1] = 1;
+        sh[r] = rcoll__shm_new(&f->comm);
+        assert_non_null(sh[r]);
+        rcoll__shm_layout(sh[r], 256, 4096, 2, 0);
+    }
+    char *seg = alloc_aligned(4096, sh[0]->size);
+    assert_non_null(seg);
+    memset(seg, 0, sh[0]->size);
+    for (int r = 0; r < 2; r++) {
+        sh[r]->base = seg;
+        sh[r]->state = RCOLL__SHM_READY;
+        rcoll_coll_comm(&fr[r].comm)->shm = sh[r];
+        sh[r]->pid[0] = sh[r]->pid[1] = (int64_t)getpid();
+    }
+    sh[1]->cma_red_min = 64;             /* rank 1 alone: single copy from 64 B */
+    sh[1]->cma_red_max = SIZE_MAX;
+    sh[1]->cma_scratch = alloc_aligned(64, 2 * RCOLL__SHM_CMA_PIECE);
+    assert_non_null(sh[1]->cma_scratch);
+    script_op_t o = { .type = RCOLL_COLL_REDUCE, .count = 32, .dtype = RCOLL_INT32, .root = 0 };
+    rcoll_status_t st[2] = { RCOLL_INPROGRESS, RCOLL_INPROGRESS };
+    for (int r = 0; r < 2; r++) {
+        fr[r].task = alloc_aligned(64, sizeof(rcoll_task_t));
+        fr[r].send = malloc(4 * o.count + 8);
+        fr[r].recv = malloc(4 * o.count + 8);
+        assert_true(fr[r].task && fr[r].send && fr[r].recv);
+        start_op(&fr[r], &o, r);
+    }
+    for (int i = 0; i < 100000 && st[0] == RCOLL_INPROGRESS; i++) {
+        int r = i & 1;
+        if (st[r] == RCOLL_INPROGRESS) {
+            st[r] = rcoll_reduce_shm.progress(fr[r].task);
+        }
+    }
+    assert_int_equal(st[0], RCOLL_ERR_PROTOCOL);
+    assert_true(st[1] == RCOLL_ERR_PROTOCOL || st[1] == RCOLL_INPROGRESS);
+    for (int r = 0; r < 2; r++) {
+        free(fr[r].task);
+        free(fr[r].send);
+        free(fr[r].recv);
+    }
+    free(sh[1]->cma_scratch);
+    free(seg);
+    pair_free(sh, NULL);
+}
+
 /* Rank 0 switches a size's path and back before its horizon moves (a call
  * of less than RCOLL__SHM_STORE_TIME_ALL bytes set it 16 ahead, larger ones
  * keep it 4 ahead): both entries take effect at the same call, and the
@@ -2452,6 +2517,7 @@ int main(void)
         cmocka_unit_test(test_adapt_first_calls),
         cmocka_unit_test(test_adapt_horizon),
         cmocka_unit_test(test_adapt_switch_twice),
+        cmocka_unit_test(test_paths_disagree),
         cmocka_unit_test(test_adapt_mixed_sizes),
         cmocka_unit_test(test_store_choice),
         cmocka_unit_test(test_agstore_choice),
