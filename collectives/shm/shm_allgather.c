@@ -166,6 +166,17 @@ static int chunk_out(rcoll_task_t *task, void *state)
     return 1;
 }
 
+/* ag_cma's own block: copied once per call (copy_own_out); 1 if now. */
+static int copy_own_once(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
+{
+    if (S->own_done) {
+        return 0;
+    }
+    copy_own_out(task, S->op.sh, n);
+    S->own_done = 1;
+    return 1;
+}
+
 /* Single copy (shm_cma.h): every rank publishes where its block is, reads
  * every other rank's straight into its recvbuf (starting with the next
  * rank, so that the p readers do not all read rank 0 first), and waits
@@ -190,10 +201,8 @@ static rcoll_status_t ag_cma(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
             int q = (me + S->next) % p;
             rcoll_status_t st = rcoll__shm_cma_pull(task, &S->op, q,
                                                     (char *)task->args.recvbuf + (size_t)q * n, n);
-            if (st == RCOLL_INPROGRESS && !S->own_done) {
-                copy_own_out(task, sh, n);   /* q has not published yet */
-                S->own_done = 1;
-                rcoll__shm_progressed(task);
+            if (st == RCOLL_INPROGRESS && copy_own_once(task, S, n)) {
+                rcoll__shm_progressed(task);   /* q has not published yet */
             }
             if (st != RCOLL_OK) {
                 return st;
@@ -201,10 +210,7 @@ static rcoll_status_t ag_cma(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
             rcoll__shm_progressed(task);
         }
         rcoll__shm_cma_read_done(sh, S->op.k);
-        if (!S->own_done) {
-            copy_own_out(task, sh, n);
-            S->own_done = 1;
-        }
+        copy_own_once(task, S, n);
         S->next = 0;
         task->phase = 2;
     }
