@@ -45,6 +45,22 @@ static inline int rcoll__shm_slot_write_kind(rcoll_task_t *task, const rcoll__sh
     return 1;
 }
 
+/* rcoll__shm_slot_write_kind whose lines go to L3 before they are
+ * announced (rcoll__shm_demote; its readers demote them after reading). */
+static inline int rcoll__shm_slot_write_demoted(rcoll_task_t *task, const rcoll__shm_op_t *op,
+                                                const void *src, size_t n, int stream)
+{
+    rcoll__shm_t *sh = op->sh;
+    if (!rcoll__shm_slots_free(task, sh, op->k)) {
+        return 0;
+    }
+    char *dst = rcoll__shm_slot_data(sh, sh->me, op->k, n);
+    rcoll__shm_copy_kind(dst, src, n, stream);
+    rcoll__shm_demote(sh, dst, n);
+    atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, op->k), op->word, memory_order_release);
+    return 1;
+}
+
 static inline int rcoll__shm_slot_write(rcoll_task_t *task, const rcoll__shm_op_t *op,
                                         const void *src, size_t n)
 {

@@ -239,6 +239,7 @@ typedef struct rcoll__shm {
     int       nbuf;
     size_t    bc_piece;   /* a medium bcast's chunk (RCOLL__SHM_BC_PIECE) */
     size_t    ag_rotate_min; /* 2-rank allgather blocks rotate from this (RCOLL__SHM_AG_ROTATE_MIN) */
+    int       demote;        /* slot lines handed to L3 (rcoll__shm_demote): a core per rank */
     size_t    red_rotate_min;   /* 2-rank reduce vectors rotate from this (RCOLL__SHM_RED_ROTATE_MIN) */
     size_t    red_rotate_piece; /* in pieces of this (RCOLL__SHM_RED_ROTATE_PIECE; whole lines) */
     size_t    stream_min; /* receive buffers from this size on are written with
@@ -662,6 +663,35 @@ static inline void rcoll__shm_prefetch(const void *p, size_t n)
     for (size_t off = 0; off < n; off += RCOLL__SHM_LINE) {
         __builtin_prefetch(c + off, 0, 3);
     }
+}
+
+/* Hand the cache lines of [p, p + n) over to the shared L3 (CLDEMOTE, a
+ * hint: on x86-64 CPUs without it, AMD's included, the encoding is a
+ * reserved NOP), where the ranks have a core each (sh->demote).  A slot's
+ * writer after writing it, so that its readers take the lines from L3
+ * instead of from the writer's own caches, and a reader after reading it,
+ * so that the writer's next stores there (two calls on) need not take them
+ * back from the reader's caches: the two cross-core hand-overs of every
+ * slot.  Both sides or neither: either alone gained nothing.  Not where
+ * ranks outnumber the CPUs: a reader then often runs on the writer's core
+ * and found the lines in L3 instead of its own caches (4 ranks on 2
+ * vCPUs, 4 KiB allgather 3.5 -> 4.9 us).  docs/shm.md, "Slot lines handed
+ * to L3". */
+static inline void rcoll__shm_demote(const rcoll__shm_t *sh, const void *p, size_t n)
+{
+#if defined(__x86_64__)
+    if (!sh->demote) {
+        return;
+    }
+    const char *c = p;
+    for (size_t off = 0; off < n; off += RCOLL__SHM_LINE) {
+        __asm__ volatile(".byte 0x0f, 0x1c, 0x00" : : "a"(c + off) : "memory");   /* cldemote (%rax) */
+    }
+#else
+    (void)sh;
+    (void)p;
+    (void)n;
+#endif
 }
 
 /* Mark progress for RCOLL_TIMEOUT (long pipelined collectives). */

@@ -95,7 +95,7 @@ static rcoll_status_t ag_small(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
     const char *data;
 
     if (task->phase == 0) {
-        if (!rcoll__shm_slot_write_kind(task, &S->op, task->args.sendbuf, n, S->stores == 2)) {
+        if (!rcoll__shm_slot_write_demoted(task, &S->op, task->args.sendbuf, n, S->stores == 2)) {
             return RCOLL_INPROGRESS;
         }
         copy_own(task, n);
@@ -111,6 +111,7 @@ static rcoll_status_t ag_small(rcoll_task_t *task, ag_shm_state_t *S, size_t n)
         }
         rcoll__shm_prefetch(data, n);
         memcpy((char *)task->args.recvbuf + (size_t)q * n, data, n);
+        rcoll__shm_demote(sh, data, n);
     }
     rcoll__shm_leave(task, &S->op);
     return RCOLL_OK;

@@ -143,7 +143,7 @@ static rcoll_status_t bc_small(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
             stream = rcoll__shm_bstore_root(sh, S->op.k, n, S->explore, &timed);
             t0 = timed ? rcoll__shm_adapt_now() : 0;
         }
-        if (!rcoll__shm_slot_write_kind(task, &S->op, task->args.recvbuf, n, stream)) {
+        if (!rcoll__shm_slot_write_demoted(task, &S->op, task->args.recvbuf, n, stream)) {
             return RCOLL_INPROGRESS;
         }
         if (timed) {
@@ -163,6 +163,7 @@ static rcoll_status_t bc_small(rcoll_task_t *task, bc_shm_state_t *S, size_t n)
                       rcoll__shm_adapt_now() : 0;
         rcoll__shm_prefetch(data, n);
         memcpy(task->args.recvbuf, data, n);
+        rcoll__shm_demote(sh, data, n);
         if (t0 != 0) {
             rcoll__shm_bstore_copied(sh, S->op.k, rcoll__shm_adapt_now() - t0);
         }

@@ -1688,10 +1688,11 @@ static void test_cma_read_errors(void **state)
  * the ranks still probe each other, but nothing starts on single copy; the
  * bcast alone chooses its path at run time (the allgather's and the
  * reduce's choosers stay off: their owners would wait for ranks that are
- * not running), and a single-copy bcast root copies no share of its own
+ * not running), a single-copy bcast root copies no share of its own
  * (it would wait for each reader's buffer, readers that may sleep: 3-5 ms a
- * call at 256 KiB on 4 ranks, 2 vCPUs).  RCOLL_SHM_ADAPT=off there: no
- * single copy at all, as before.  With a CPU per rank the share stays. */
+ * call at 256 KiB on 4 ranks, 2 vCPUs), and slot lines are not handed to
+ * L3 (rcoll__shm_demote).  RCOLL_SHM_ADAPT=off there: no single copy at
+ * all, as before.  With a CPU per rank the share and the hand-over stay. */
 static void test_cma_oversubscribed(void **state)
 {
     (void)state;
@@ -1708,6 +1709,7 @@ static void test_cma_oversubscribed(void **state)
     snprintf(f.ctx.config.shm_adapt, sizeof(f.ctx.config.shm_adapt), "auto");
     assert_int_equal(rcoll__shm_oversubscribed(sh), 1);
     assert_int_equal(sh->cma_share_min, SIZE_MAX);
+    assert_int_equal(sh->demote, 0);      /* slot lines stay in the cores' caches */
     sh->me = 0;
     rcoll__shm_cma_ident(&f.comm, sh);
     const rcoll__shm_ident_t *id = &rcoll__shm_ctl(sh, 0)->ident;
@@ -1727,6 +1729,7 @@ static void test_cma_oversubscribed(void **state)
         sh = cma_fixture(&f, 10, "auto", &seg, &gone);
         assert_int_equal(rcoll__shm_oversubscribed(sh), 0);
         assert_int_equal(sh->cma_share_min, RCOLL__SHM_CMA_SHARE_MIN);
+        assert_int_equal(sh->demote, 1);  /* handed to L3 (rcoll__shm_demote) */
         cma_teardown(sh, seg, NULL);
     }
 }
