@@ -1099,6 +1099,30 @@ static void pair_free(rcoll__shm_t *sh[2], char *seg)
     free(seg);
 }
 
+/* A task for calls that only wait on flags (the choosers' waits). */
+static rcoll_task_t *zeroed_task(void)
+{
+    rcoll_task_t *task = alloc_aligned(64, sizeof(rcoll_task_t));
+    assert_non_null(task);
+    memset(task, 0, sizeof(*task));
+    return task;
+}
+
+/* pair_fixture with the bcast's path chosen at run time from 64 KiB
+ * (single copy fixed from there at first). */
+static char *bpath_pair(frank_t fr[2], rcoll__shm_t *sh[2], uint64_t id)
+{
+    char *seg = pair_fixture(fr, sh, id);
+    for (int r = 0; r < 2; r++) {
+        sh[r]->cma_bc_min = 64 * 1024;
+        sh[r]->cma_bc_max = SIZE_MAX;
+    }
+    rcoll__shm_adapt_offer(sh[0], 0, 1, 0, 0);
+    rcoll__shm_adapt_ready(sh[0]);
+    rcoll__shm_adapt_ready(sh[1]);
+    return seg;
+}
+
 /* Rank 0 keeps the horizon (the last collective its published choices
  * cover) 16 collectives ahead, 4 (RCOLL__SHM_AHEAD_LARGE) on entering a
  * call from RCOLL__SHM_STORE_TIME_ALL bytes, so that a switch there (a
@@ -1109,17 +1133,8 @@ static void test_adapt_horizon(void **state)
     (void)state;
     frank_t fr[2];
     rcoll__shm_t *sh[2];
-    char *seg = pair_fixture(fr, sh, 45);
-    rcoll_task_t *task = alloc_aligned(64, sizeof(rcoll_task_t));
-    assert_non_null(task);
-    memset(task, 0, sizeof(*task));
-    for (int r = 0; r < 2; r++) {
-        sh[r]->cma_bc_min = 64 * 1024;
-        sh[r]->cma_bc_max = SIZE_MAX;
-    }
-    rcoll__shm_adapt_offer(sh[0], 0, 1, 0, 0);
-    rcoll__shm_adapt_ready(sh[0]);
-    rcoll__shm_adapt_ready(sh[1]);
+    char *seg = bpath_pair(fr, sh, 45);
+    rcoll_task_t *task = zeroed_task();
     const rcoll__shm_adapt_line_t *L = rcoll__shm_bpath_line(sh[0]);
     size_t small = 64 * 1024, big = (size_t)16 << 20;
     int cma, explore;
@@ -1170,26 +1185,8 @@ static void test_paths_disagree(void **state)
     (void)state;
     static frank_t fr[2];
     rcoll__shm_t *sh[2];
-    memset(fr, 0, sizeof(fr));
+    char *seg = pair_fixture(fr, sh, 47);
     for (int r = 0; r < 2; r++) {
-        frank_t *f = &fr[r];
-        f->ctx.config.shm = 1;
-        f->comm.ctx = &f->ctx;
-        f->comm.id = 47;
-        f->comm.rank = r;
-        f->comm.size = f->comm.local_size = 2;
-        f->comm.world_ranks = f->world_ranks;
-        f->world_ranks[0] = 0;
-        f->world_ranks[1] = 1;
-        sh[r] = rcoll__shm_new(&f->comm);
-        assert_non_null(sh[r]);
-        rcoll__shm_layout(sh[r], 256, 4096, 2, 0);
-    }
-    char *seg = alloc_aligned(4096, sh[0]->size);
-    assert_non_null(seg);
-    memset(seg, 0, sh[0]->size);
-    for (int r = 0; r < 2; r++) {
-        sh[r]->base = seg;
         sh[r]->state = RCOLL__SHM_READY;
         rcoll_coll_comm(&fr[r].comm)->shm = sh[r];
         sh[r]->pid[0] = sh[r]->pid[1] = (int64_t)getpid();
@@ -1221,8 +1218,7 @@ static void test_paths_disagree(void **state)
         free(fr[r].recv);
     }
     free(sh[1]->cma_scratch);
-    free(seg);
-    pair_free(sh, NULL);
+    pair_free(sh, seg);
 }
 
 /* Rank 0 switches a size's path and back before its horizon moves (a call
@@ -1239,17 +1235,8 @@ static void test_adapt_switch_twice(void **state)
     (void)state;
     frank_t fr[2];
     rcoll__shm_t *sh[2];
-    char *seg = pair_fixture(fr, sh, 46);
-    rcoll_task_t *task = alloc_aligned(64, sizeof(rcoll_task_t));
-    assert_non_null(task);
-    memset(task, 0, sizeof(*task));
-    for (int r = 0; r < 2; r++) {
-        sh[r]->cma_bc_min = 64 * 1024;
-        sh[r]->cma_bc_max = SIZE_MAX;
-    }
-    rcoll__shm_adapt_offer(sh[0], 0, 1, 0, 0);
-    rcoll__shm_adapt_ready(sh[0]);
-    rcoll__shm_adapt_ready(sh[1]);
+    char *seg = bpath_pair(fr, sh, 46);
+    rcoll_task_t *task = zeroed_task();
     size_t small = 64 * 1024, n = (size_t)16 << 20;
     uint32_t bit = 1u << rcoll__shm_size_class(n);
     int cma, explore, path[2][48];
@@ -1285,15 +1272,6 @@ static void test_adapt_switch_twice(void **state)
     }
     free(task);
     pair_free(sh, seg);
-}
-
-/* A task for calls that only wait on flags (the choosers' waits). */
-static rcoll_task_t *zeroed_task(void)
-{
-    rcoll_task_t *task = alloc_aligned(64, sizeof(rcoll_task_t));
-    assert_non_null(task);
-    memset(task, 0, sizeof(*task));
-    return task;
 }
 
 typedef int (*path_choose_fn)(rcoll_task_t *task, rcoll__shm_op_t *op, size_t n, int *path,
