@@ -32,23 +32,11 @@
 /* Collective op->k's n bytes from src into this rank's slot, once every
  * rank is through k - 2, then announce them (with the call's signature,
  * shm.h).  0 while some rank is not.  stream: with non-temporal stores
- * (shm_copy.h; its closing fence orders the data before the word). */
-static inline int rcoll__shm_slot_write_kind(rcoll_task_t *task, const rcoll__shm_op_t *op,
-                                             const void *src, size_t n, int stream)
-{
-    rcoll__shm_t *sh = op->sh;
-    if (!rcoll__shm_slots_free(task, sh, op->k)) {
-        return 0;
-    }
-    rcoll__shm_copy_kind(rcoll__shm_slot_data(sh, sh->me, op->k, n), src, n, stream);
-    atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, op->k), op->word, memory_order_release);
-    return 1;
-}
-
-/* rcoll__shm_slot_write_kind whose lines go to L3 before they are
- * announced (rcoll__shm_demote; its readers demote them after reading). */
-static inline int rcoll__shm_slot_write_demoted(rcoll_task_t *task, const rcoll__shm_op_t *op,
-                                                const void *src, size_t n, int stream)
+ * (shm_copy.h; its closing fence orders the data before the word).
+ * demote: the lines go to L3 before they are announced (rcoll__shm_demote;
+ * its readers demote them after reading). */
+static inline int rcoll__shm_slot_write_as(rcoll_task_t *task, const rcoll__shm_op_t *op,
+                                           const void *src, size_t n, int stream, int demote)
 {
     rcoll__shm_t *sh = op->sh;
     if (!rcoll__shm_slots_free(task, sh, op->k)) {
@@ -56,9 +44,23 @@ static inline int rcoll__shm_slot_write_demoted(rcoll_task_t *task, const rcoll_
     }
     char *dst = rcoll__shm_slot_data(sh, sh->me, op->k, n);
     rcoll__shm_copy_kind(dst, src, n, stream);
-    rcoll__shm_demote(sh, dst, n);
+    if (demote) {
+        rcoll__shm_demote(sh, dst, n);
+    }
     atomic_store_explicit(rcoll__shm_slot_seq(sh, sh->me, op->k), op->word, memory_order_release);
     return 1;
+}
+
+static inline int rcoll__shm_slot_write_kind(rcoll_task_t *task, const rcoll__shm_op_t *op,
+                                             const void *src, size_t n, int stream)
+{
+    return rcoll__shm_slot_write_as(task, op, src, n, stream, 0);
+}
+
+static inline int rcoll__shm_slot_write_demoted(rcoll_task_t *task, const rcoll__shm_op_t *op,
+                                                const void *src, size_t n, int stream)
+{
+    return rcoll__shm_slot_write_as(task, op, src, n, stream, 1);
 }
 
 static inline int rcoll__shm_slot_write(rcoll_task_t *task, const rcoll__shm_op_t *op,

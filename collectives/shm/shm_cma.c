@@ -279,8 +279,6 @@ rcoll_status_t rcoll__shm_cma_split_of(rcoll_task_t *task, rcoll__shm_op_t *op, 
     return RCOLL_OK;
 }
 
-/* A process_vm_readv / writev of rank q's buffer failed (err 0: it moved
- * nothing) after got of n bytes: log it naming q, set op->error. */
 /* Comm rank q's pid, from its ident line at the first read or write from
  * or into q (the line is written before q reports in at set-up).  Reading
  * every rank's at set-up cost the typical rank a page of shared memory per
@@ -293,6 +291,8 @@ static pid_t peer_pid(rcoll__shm_t *sh, int q)
     return (pid_t)sh->pid[q];
 }
 
+/* A process_vm_readv / writev of rank q's buffer failed (err 0: it moved
+ * nothing) after got of n bytes: log it naming q, set op->error. */
 static rcoll_status_t cma_failed(rcoll_task_t *task, rcoll__shm_op_t *op, int q, int err,
                                  size_t got, size_t n, int write)
 {

@@ -385,13 +385,13 @@ static size_t rot_piece(const rcoll__shm_t *sh, size_t n)
     return whole < sh->red_rotate_piece ? whole : sh->red_rotate_piece;
 }
 
-static rcoll_status_t ar_large(rcoll_task_t *task, ar_shm_state_t *S, int root)
+/* rotates: red_rotates(sh, n, root) */
+static rcoll_status_t ar_large(rcoll_task_t *task, ar_shm_state_t *S, int root, int rotates)
 {
     rcoll__shm_t *sh = S->op.sh;
 
     if (task->phase == PH_START) {
         size_t n = task->args.count * rcoll_datatype_size(task->args.dtype);
-        int rotates = red_rotates(sh, n, root);
         /* whole elements per chunk: sh->chunk is a multiple of every esize */
         rcoll__shm_pipe_init(&S->pipe, sh, rotates ? rot_piece(sh, n) : red_piece(sh, root), n,
                              3, rotates);
@@ -416,7 +416,7 @@ rcoll_status_t rcoll__shm_reduce_progress(rcoll_task_t *task, rcoll__shm_red_t *
         rcoll__shm_store_call_begin(sh, &S->store, S->op.k, n, rcoll__shm_rstore_choose);
     }
     int flat = reduce ? rcoll__shm_flat(sh, n) : rcoll__shm_ar_flat(sh, n);
-    rcoll_status_t st = !flat || rotates                       ? ar_large(task, S, root)
+    rcoll_status_t st = !flat || rotates                       ? ar_large(task, S, root, rotates)
                       : reduce && n >= sh->red_pieced_min ? red_small_pieced(task, S, n, root)
                                                                : ar_small(task, S, n, root);
     if (reduce && st == RCOLL_OK) {

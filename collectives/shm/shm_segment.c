@@ -139,9 +139,10 @@ rcoll__shm_t *rcoll__shm_new(const rcoll_comm_t *comm)
      * each reader to publish its buffer, readers that may sleep waiting for
      * it (RCOLL_WAIT_SLEEP_MIN), and 4 ranks on 2 vCPUs took 3-5 ms a call
      * from 256 KiB (RCOLL_SHM_CMA=on; 22-35 us without the share). */
-    sh->cma_share_min = rcoll__shm_oversubscribed(sh) ? SIZE_MAX : RCOLL__SHM_CMA_SHARE_MIN;
+    int over = rcoll__shm_oversubscribed(sh);
+    sh->cma_share_min = over ? SIZE_MAX : RCOLL__SHM_CMA_SHARE_MIN;
     sh->ag_rotate_min = RCOLL__SHM_AG_ROTATE_MIN;
-    sh->demote = !rcoll__shm_oversubscribed(sh);   /* this rank's own business: no agreement */
+    sh->demote = !over;   /* this rank's own business: no agreement */
     sh->red_rotate_min = RCOLL__SHM_RED_ROTATE_MIN;
     sh->red_rotate_piece = RCOLL__SHM_RED_ROTATE_PIECE;
     sh->adapt.min = SIZE_MAX;                  /* no run-time choice until the set-up agrees */
